@@ -1,0 +1,3 @@
+from exportlint.cli import main
+
+raise SystemExit(main())

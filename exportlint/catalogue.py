@@ -1,0 +1,89 @@
+"""The rule catalogue: stable codes, names, default severities per target.
+
+Codes and names are a public interface: never renumber or rename.  Severities
+come from what torch 2.13's exporters were measured to do (see each rule's doc in
+``rules/``):
+
+* ``export`` target = ``torch.export`` (non-strict by default) and
+  ``torch.onnx.export(dynamo=True)``;
+* ``trace`` target = ``torch.jit.trace`` and ``torch.onnx.export(dynamo=False)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from exportlint.diagnostics import Severity, Target
+
+DOCS_URL = "https://github.com/exportlint/exportlint/blob/main/rules/{code}-{name}.md"
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    export: Severity
+    trace: Severity
+
+    def severity(self, target: Target) -> Severity:
+        return self.export if target is Target.EXPORT else self.trace
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code, name=self.name)
+
+    @property
+    def doc_filename(self) -> str:
+        return f"{self.code}-{self.name}.md"
+
+
+_TABLE = [
+    # code, name, summary, export, trace
+    ("EXL001", "tensor-item", "`.item()` turns a tensor into a Python number", W, E),
+    ("EXL002", "tensor-to-host", "`.tolist()` / `.numpy()` / `np.array(t)` copy a tensor to the host", E, E),
+    ("EXL003", "tensor-to-scalar", "`int(t)` / `float(t)` / `bool(t)` / `complex(t)` on a tensor", E, E),
+    ("EXL010", "tensor-iteration", "iterating or unpacking a tensor unrolls it for the example size", W, W),
+    ("EXL011", "tensor-from-runtime-values", "`torch.tensor(...)` built from run-time values is traced as a constant", W, E),
+    ("EXL020", "data-dependent-branch", "Python control flow on a tensor value or data-dependent scalar", E, E),
+    ("EXL021", "data-dependent-loop", "a loop whose trip count is a tensor value or data-dependent scalar", E, E),
+    ("EXL022", "shape-dependent-branch", "Python control flow on input shapes is specialized for the example shape", W, E),
+    ("EXL030", "data-dependent-slice", "slice bounds or indices computed from tensor data", W, E),
+    ("EXL032", "data-dependent-output-shape", "an op whose output shape depends on tensor data", I, I),
+    ("EXL040", "size-tensor-concat", "a size argument built by concatenating or stacking sizes into a tensor", E, E),
+    ("EXL041", "tensor-size-arg", "a tensor passed where a size or scale factor is expected", E, E),
+    ("EXL050", "numpy-on-tensor", "numpy / math / random applied to a tensor value", E, E),
+    ("EXL051", "hardcoded-device", "a hard-coded device string in model code", W, W),
+    ("EXL060", "export-mode-branch", "a branch on an is-exporting / is-tracing predicate", W, W),
+    ("EXL070", "autograd-function-without-symbolic", "a custom autograd.Function with no `symbolic`", I, I),
+    ("EXL900", "parse-error", "the file does not parse", E, E),
+    ("EXL901", "internal-error", "the analyzer failed on this file", E, E),
+]
+
+CATALOGUE: dict[str, RuleInfo] = {
+    code: RuleInfo(code, name, summary, export, trace)
+    for code, name, summary, export, trace in _TABLE
+}
+BY_NAME: dict[str, RuleInfo] = {r.name: r for r in CATALOGUE.values()}
+
+
+def lookup(code_or_name: str) -> RuleInfo | None:
+    """Find a rule by code (``EXL001``, case-insensitive) or name (``tensor-item``)."""
+    key = code_or_name.strip()
+    return CATALOGUE.get(key.upper()) or BY_NAME.get(key.lower())
+
+
+def docs_dir() -> Path:
+    """Where the rule documents are: inside the installed package, or the repo's ``rules/``."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_ruledocs"
+    if packaged.is_dir():
+        return packaged
+    return here.parent / "rules"
+
+
+def doc_path(rule: RuleInfo) -> Path:
+    return docs_dir() / rule.doc_filename

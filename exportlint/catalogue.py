@@ -59,6 +59,8 @@ _TABLE = [
     ("EXL051", "hardcoded-device", "a hard-coded device string in model code", W, W),
     ("EXL060", "export-mode-branch", "a branch on an is-exporting / is-tracing predicate", W, W),
     ("EXL070", "autograd-function-without-symbolic", "a custom autograd.Function with no `symbolic`", I, I),
+    ("EXL090", "export-failure", "an exporter failed at this line (dynamic pass)", E, E),
+    ("EXL091", "export-divergence", "the exported artifact disagrees with eager (dynamic pass)", E, E),
     ("EXL900", "parse-error", "the file does not parse", E, E),
     ("EXL901", "internal-error", "the analyzer failed on this file", E, E),
 ]

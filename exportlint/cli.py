@@ -1,0 +1,362 @@
+"""The ``exportlint`` command.
+
+``exportlint [PATH ...]`` lints; ``exportlint rule CODE|NAME``, ``exportlint rules`` and
+``exportlint lsp`` (alias ``server``) are subcommands when they are the first argument (lint a
+directory with one of those names as ``exportlint ./rules`` or ``exportlint -- rules``).
+
+Exit codes: 0 nothing at or above ``--fail-on``; 1 findings; 2 usage error, bad configuration,
+a path that does not exist, or an internal error.  User input never produces a traceback;
+``EXPORTLINT_DEBUG=1`` shows the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from exportlint import __version__
+from exportlint.reporters import FORMATS
+
+SUBCOMMANDS = ("rule", "rules", "lsp", "server")
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for: one line on stderr, exit 2."""
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"exportlint: error: {message}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument parsing
+
+
+def _lint_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="exportlint",
+        description="Find PyTorch model code that breaks or silently corrupts model export.",
+        epilog="Subcommands: `exportlint rule CODE|NAME` (a rule's documentation), "
+        "`exportlint rules` (the catalogue), `exportlint lsp` (language server).",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or directories to lint (default: .); - reads stdin")
+    p.add_argument("--version", action="version", version=f"exportlint {__version__}")
+    out = p.add_argument_group("output")
+    out.add_argument("--format", default="text", choices=list(FORMATS), help="output format")
+    out.add_argument("--output-file", metavar="PATH", help="write the output to PATH")
+    out.add_argument("--statistics", action="store_true", help="a count of findings by rule")
+    out.add_argument("--no-color", action="store_true", help="never colour the output")
+    out.add_argument("-q", "--quiet", action="store_true",
+                     help="print only the summary line, nothing when clean")
+    rules = p.add_argument_group("rules")
+    rules.add_argument("--select", action="append", metavar="CODES",
+                       help="comma-separated codes, prefixes (EXL0) or names to report")
+    rules.add_argument("--ignore", action="append", metavar="CODES",
+                       help="comma-separated codes, prefixes or names not to report")
+    rules.add_argument("--target", choices=["export", "trace"],
+                       help="export: torch.export and ONNX dynamo (default); "
+                       "trace: jit.trace and TorchScript ONNX")
+    rules.add_argument("--fail-on", choices=["error", "warning", "info"],
+                       help="lowest severity that fails the run (default: error)")
+    rules.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    rules.add_argument("--show-suppressed", action="store_true",
+                       help="also list suppressed findings (marked as such)")
+    rules.add_argument("--report-unused-suppressions", action="store_true",
+                       help="warn on stderr about suppression comments that suppress nothing")
+    run = p.add_argument_group("files and run")
+    run.add_argument("--config", metavar="PATH",
+                     help="use this pyproject.toml (or a .toml holding the settings at top level)")
+    run.add_argument("--stdin-filename", metavar="PATH", help="the file name stdin stands for")
+    run.add_argument("--force-exclude", action="store_true",
+                     help="apply exclusions to files named on the command line too")
+    run.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
+                     help="processes to use (default: CPU count)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    dyn = p.add_argument_group("dynamic pass (needs exportlint[dynamic])")
+    dyn.add_argument("--dynamic", action="store_true",
+                     help="also run the real exporters on the model to confirm findings")
+    dyn.add_argument("--model", metavar="SPEC", help="the model to build (module:factory)")
+    dyn.add_argument("--input", action="append", default=[], metavar="SPEC",
+                     help="an example input (repeatable)")
+    dyn.add_argument("--dynamic-dim", action="append", default=[], metavar="SPEC",
+                     help="a dynamic dimension (repeatable)")
+    dyn.add_argument("--dynamic-timeout", type=float, default=300.0, metavar="SECONDS",
+                     help="time limit of each export (default: 300)")
+    dyn.add_argument("--strict-export", action="store_true", help="torch.export(strict=True)")
+    dyn.add_argument("--summary-json", metavar="PATH",
+                     help="write the per-exporter summary as JSON")
+    return p
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return n
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    def joined(values: list[str] | None) -> list[str] | None:
+        if values is None:
+            return None
+        return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+    return {
+        "select": joined(args.select),
+        "ignore": joined(args.ignore),
+        "target": args.target,
+        "fail_on": args.fail_on,
+        "jobs": args.jobs,
+        "cache": False if args.no_cache else None,
+        "show_suppressed": True if args.show_suppressed else None,
+        "report_unused_suppressions": True if args.report_unused_suppressions else None,
+        "force_exclude": True if args.force_exclude else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Linting
+
+
+def _use_color(args: argparse.Namespace) -> bool:
+    if args.no_color or args.output_file or args.format != "text":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def _config_start(args: argparse.Namespace) -> Path:
+    for path in args.paths:
+        if path != "-":
+            return Path(path)
+    return Path(args.stdin_filename) if args.stdin_filename else Path(".")
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from exportlint.config import ConfigError, load_settings
+    from exportlint.runner import LintResult, lint_bytes, run
+
+    try:
+        settings = load_settings(_config_start(args), _overrides(args), args.config)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    renderer = _renderer(args.format)
+
+    paths = [p for p in args.paths if p != "-"]
+    result = LintResult(reports=[])
+    if paths or not args.paths:
+        result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
+    if "-" in args.paths:
+        name = args.stdin_filename or "-"
+        result.reports.append(lint_bytes(sys.stdin.buffer.read(), name, settings))
+        result.reports.sort(key=lambda r: r.path)
+
+    for path in result.missing:
+        _error(f"path does not exist: {path}")
+    dynamic_summary = _run_dynamic(args, result.reports, settings) if args.dynamic else None
+
+    from exportlint.reporters import RenderContext
+
+    ctx = RenderContext(
+        target=settings.target, color=_use_color(args), quiet=args.quiet,
+        statistics=args.statistics, show_suppressed=settings.show_suppressed,
+        dynamic_summary=dynamic_summary,
+        extra={"version": __version__, "cwd": os.getcwd(), "root": str(settings.root)},
+    )
+    _write(renderer(result.reports, ctx), args.output_file)
+    if dynamic_summary is not None and args.format == "text" and not args.output_file:
+        _render_dynamic_summary(dynamic_summary, ctx.color)
+    for unused in result.unused_suppressions:
+        sys.stderr.write(f"{unused}\n")
+
+    if result.missing:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_OK
+    threshold = settings.fail_on.rank
+    failing = any(
+        d.severity.rank >= threshold and not d.suppressed
+        for r in result.reports for d in r.diagnostics
+    )
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _renderer(name: str):
+    from exportlint.reporters import get_renderer
+
+    try:
+        return get_renderer(name)
+    except ImportError as e:
+        raise UsageError(f"output format {name!r} is not available: {e}") from None
+
+
+def _write(output: str, output_file: str | None) -> None:
+    if output_file is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(output.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return
+    try:
+        with open(output_file, "w", encoding="utf-8") as f:
+            f.write(output)
+    except OSError as e:
+        raise UsageError(f"cannot write output file {output_file}: {e.strerror or e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Dynamic pass
+
+
+def _run_dynamic(args: argparse.Namespace, reports: list, settings) -> list[dict]:
+    try:
+        from exportlint.dynamic import DynamicOptions, run_dynamic
+    except ImportError as e:
+        raise UsageError(
+            f"the dynamic pass is not available ({e}); install it with "
+            "`pip install 'exportlint[dynamic]'`"
+        ) from None
+    options = DynamicOptions(
+        model=args.model, inputs=list(args.input), dynamic_dims=list(args.dynamic_dim),
+        timeout=args.dynamic_timeout, strict_export=args.strict_export,
+        target=settings.target, config=settings.dynamic,
+    )
+    rows = run_dynamic(reports, options)
+    if args.summary_json:
+        import json
+
+        try:
+            Path(args.summary_json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write {args.summary_json}: {e.strerror or e}") from None
+    return rows
+
+
+def _render_dynamic_summary(rows: list[dict], color: bool) -> None:
+    from rich.console import Console
+
+    from exportlint.dynamic import render_summary
+
+    render_summary(rows, Console(no_color=not color, force_terminal=color or None))
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+
+
+def _rule(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="exportlint rule", description="Show a rule's documentation.")
+    p.add_argument("rule", metavar="CODE|NAME")
+    p.add_argument("--no-color", action="store_true")
+    args = p.parse_args(argv)
+    from exportlint.catalogue import CATALOGUE, doc_path, lookup
+
+    rule = lookup(args.rule)
+    if rule is None:
+        known = "\n".join(f"  {r.code}  {r.name}" for r in CATALOGUE.values())
+        raise UsageError(f"unknown rule {args.rule!r}; known rules:\n{known}")
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console(no_color=args.no_color or bool(os.environ.get("NO_COLOR")))
+    path = doc_path(rule)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        text = (
+            f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n"
+            f"Severity: {rule.export.value} (export), {rule.trace.value} (trace).\n\n"
+            f"Documentation: {rule.url}\n"
+        )
+    console.print(Markdown(text))
+    return EXIT_OK
+
+
+def _rules(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="exportlint rules", description="List the rule catalogue.")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--no-color", action="store_true")
+    args = p.parse_args(argv)
+    from exportlint.catalogue import CATALOGUE
+
+    if args.format == "json":
+        import json
+
+        rows = [
+            {"code": r.code, "name": r.name, "summary": r.summary, "export": r.export.value,
+             "trace": r.trace.value, "url": r.url}
+            for r in CATALOGUE.values()
+        ]
+        _write(json.dumps(rows, indent=2) + "\n", None)
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("code", "name", "export", "trace", "summary"):
+        table.add_column(column)
+    for r in CATALOGUE.values():
+        table.add_row(r.code, r.name, r.export.value, r.trace.value, r.summary)
+    Console(no_color=args.no_color or bool(os.environ.get("NO_COLOR"))).print(table)
+    return EXIT_OK
+
+
+def _lsp(argv: list[str]) -> int:
+    try:
+        from exportlint.lsp.server import main as serve
+    except ImportError as e:
+        raise UsageError(
+            f"the language server is not available ({e}); install it with "
+            "`pip install 'exportlint[lsp]'`"
+        ) from None
+    return serve(argv)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        command = {"rule": _rule, "rules": _rules, "lsp": _lsp, "server": _lsp}[argv[0]]
+        return command(argv[1:])
+    return _lint(_lint_parser().parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (never raises for user input)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _dispatch(argv)
+    except SystemExit as e:  # argparse: --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_ERROR)
+    except UsageError as e:
+        _error(str(e))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("exportlint: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FINDINGS
+    except Exception as e:
+        if os.environ.get("EXPORTLINT_DEBUG"):
+            raise
+        _error(
+            f"internal error: {type(e).__name__}: {e} "
+            "(set EXPORTLINT_DEBUG=1 for the traceback; please report it)"
+        )
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

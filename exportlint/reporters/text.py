@@ -1,0 +1,169 @@
+"""Human output, rustc/ruff style::
+
+    model.py:42:13: EXL001 [warning] `keep.sum().item()` turns a tensor into a Python number
+       |
+    42 |         n = keep.sum().item()
+       |             ^^^^^^^^^^^^^^^^^
+       = note: line 41: `keep` is a tensor value: ...
+       = help: ...
+
+then a summary line; ``--statistics`` adds a table by rule; ``--quiet`` prints only the summary
+(nothing when clean).  Colour only when ``ctx.color``.  Source text is never interpreted as rich
+markup.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width characters.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+from rich.cells import get_character_cell_size
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from exportlint.diagnostics import Diagnostic, FileReport, Severity
+from exportlint.reporters import RenderContext
+
+TAB = "    "
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+_VERDICT = {
+    "confirmed": "✔ confirmed by",
+    "not-reproduced": "✘ not reproduced by",
+}
+
+
+def _shown(ch: str) -> str:
+    """How one source character is drawn (tabs expanded, control characters made visible)."""
+    if ch == "\t":
+        return TAB
+    if ord(ch) < 32 or ord(ch) == 127:
+        return "?"
+    return ch
+
+
+def _cells(text: str) -> int:
+    return sum(get_character_cell_size(c) for c in text)
+
+
+def caret_span(line: str, column: int, end_column: int | None) -> tuple[str, int, int]:
+    """(line as drawn, cells before the span, cells of the span (at least 1)).
+
+    ``column``/``end_column`` are 1-based code-point columns, ``end_column`` exclusive (None:
+    to the end of the line).
+    """
+    drawn = [_shown(c) for c in line]
+    start = min(max(column - 1, 0), len(drawn))
+    end = len(drawn) if end_column is None else min(max(end_column - 1, start), len(drawn))
+    before = _cells("".join(drawn[:start]))
+    width = _cells("".join(drawn[start:end]))
+    return "".join(drawn), before, max(width, 1)
+
+
+def _dynamic_line(dynamic: dict) -> str:
+    status = str(dynamic.get("status", ""))
+    exporter = dynamic.get("exporter") or "the exporter"
+    head = f"{_VERDICT[status]} {exporter}" if status in _VERDICT else f"{status} ({exporter})"
+    message = dynamic.get("message")
+    diff = dynamic.get("max_abs_diff")
+    tail = f": {message}" if message else ""
+    if diff is not None:
+        tail += f" (max abs diff {diff})"
+    return head + tail
+
+
+def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None) -> None:
+    style = _STYLE[d.severity]
+    head = Text()
+    head.append(f"{d.path}:{d.line}:{d.column}:", style="bold")
+    head.append(" ")
+    head.append(d.code, style=style)
+    head.append(f" [{d.severity.value}]", style=style)
+    head.append(" ")
+    head.append(d.message)
+    if d.suppressed:
+        head.append(" (suppressed)", style="dim")
+    console.print(head)
+    gutter = len(str(d.line))
+    pad = " " * gutter
+    if lines is not None and 1 <= d.line <= len(lines):
+        end = d.end_column if d.end_line == d.line else None
+        drawn, before, width = caret_span(lines[d.line - 1], d.column, end)
+        console.print(Text(f"{pad} |", style="blue"))
+        source = Text(f"{d.line} | ", style="blue")
+        source.append(drawn)
+        console.print(source)
+        carets = Text(f"{pad} | ", style="blue")
+        carets.append(" " * before + "^" * width, style=style)
+        console.print(carets)
+    for note in d.provenance:
+        where = f"{note.path}:{note.line}" if note.path else f"line {note.line}"
+        console.print(_labelled(pad, "note", f"{where}: {note.message}"))
+    if d.hint:
+        console.print(_labelled(pad, "help", d.hint))
+    if d.dynamic:
+        console.print(_labelled(pad, "dynamic", _dynamic_line(d.dynamic)))
+
+
+def _labelled(pad: str, label: str, message: str) -> Text:
+    text = Text(f"{pad} = ", style="blue")
+    text.append(f"{label}:", style="bold")
+    text.append(f" {message}")
+    return text
+
+
+def summary(reports: list[FileReport]) -> str:
+    """One line: what was found, by severity, in how many files."""
+    active = [d for r in reports for d in r.diagnostics if not d.suppressed]
+    suppressed = sum(d.suppressed for r in reports for d in r.diagnostics)
+    files = len(reports)
+    where = f"{files} file" + ("" if files == 1 else "s")
+    extra = f"; {suppressed} suppressed shown" if suppressed else ""
+    if not active:
+        return f"No problems found in {where}{extra}."
+    counts = Counter(d.severity for d in active)
+    parts = [
+        f"{counts[s]} {s.value}" + ("" if counts[s] == 1 or s is Severity.INFO else "s")
+        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+        if counts[s]
+    ]
+    in_files = len({d.path for d in active})
+    n = len(active)
+    return (
+        f"Found {n} problem{'' if n == 1 else 's'} ({', '.join(parts)}) in {in_files} of "
+        f"{where}{extra}."
+    )
+
+
+def _statistics(console: Console, reports: list[FileReport]) -> None:
+    counts = Counter((d.code, d.name, d.severity) for r in reports for d in r.diagnostics
+                     if not d.suppressed)
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    for column in ("count", "code", "name", "severity"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    for (code, name, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(str(n), Text(code, style=_STYLE[severity]), name, severity.value)
+    console.print(table)
+
+
+def render(reports: list[FileReport], ctx: RenderContext) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, force_terminal=ctx.color, no_color=not ctx.color,
+        color_system="standard" if ctx.color else None, width=ctx.extra.get("width", 100),
+        soft_wrap=True, highlight=False, markup=False, emoji=False,
+    )
+    found = any(r.diagnostics for r in reports)
+    if ctx.quiet:
+        if any(not d.suppressed for r in reports for d in r.diagnostics):
+            console.print(Text(summary(reports), style="bold"))
+        return buffer.getvalue()
+    for report in reports:
+        for d in report.diagnostics:
+            _render_diagnostic(console, d, report.lines)
+            console.print()
+    if ctx.statistics and found:
+        _statistics(console, reports)
+        console.print()
+    console.print(Text(summary(reports), style="bold"))
+    return buffer.getvalue()

@@ -1,0 +1,366 @@
+"""The driver: files in, filtered and suppressed :class:`FileReport` objects out.
+
+``lint_paths`` / ``run`` discover and read files, serve unchanged sets from the cache, analyze
+the rest (in a process pool for more than :data:`PARALLEL_THRESHOLD` files), regroup the raw
+diagnostics by path, de-duplicate them, and apply severity overrides, select / ignore,
+per-file-ignores and suppressions.  A file that cannot be read becomes an EXL900 diagnostic on
+it; an analyzer exception or a crashed worker becomes an EXL901 diagnostic on the file being
+analyzed; the run always goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from exportlint.cache import Cache, content_hash
+from exportlint.catalogue import CATALOGUE
+from exportlint.config import Settings
+from exportlint.diagnostics import Diagnostic, FileReport, Target
+from exportlint.files import SourceError, decode_source, discover, read_source, split_lines
+from exportlint.suppressions import FileSuppressions, apply_suppressions, parse_suppressions
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+PARALLEL_THRESHOLD = 8  # more files than this are analyzed in a process pool
+PROGRESS_THRESHOLD = 20  # more files than this show a progress bar (stderr is a terminal)
+
+_HINTS = {
+    "EXL900": "exportlint reads Python source (UTF-8 or a PEP 263 encoding); fix or exclude the file",
+    "EXL901": "this is a bug in exportlint: please report it with the file; other files are unaffected",
+}
+
+
+@dataclass
+class UnusedSuppression:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass
+class LintResult:
+    reports: list[FileReport]
+    missing: list[str] = field(default_factory=list)  # command-line paths that do not exist
+    unused_suppressions: list[UnusedSuppression] = field(default_factory=list)
+    analyzed: int = 0  # files given to the engine (the rest came from the cache or were skipped)
+    cached: int = 0
+
+
+def file_diagnostic(
+    code: str, path: str, line: int, message: str, target: Target, column: int = 1
+) -> Diagnostic:
+    """An EXL900/EXL901 diagnostic the driver itself reports on a whole file."""
+    rule = CATALOGUE[code]
+    return Diagnostic(
+        path=path, line=line, column=column, end_line=line, end_column=column,
+        code=code, name=rule.name, severity=rule.severity(target), target=target,
+        message=message, hint=_HINTS[code], url=rule.url,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Analysis (in this process or in pool workers)
+
+_WORKER_STATE: tuple[Target, Any] | None = None
+
+
+def _analyze_one(text: str, path: str, target: Target, project: Any) -> list[Diagnostic]:
+    from exportlint import engine
+
+    try:
+        return engine.analyze_source(text, path, target, project)
+    except Exception as e:  # the engine promises not to raise; a bug must not stop the run
+        return [file_diagnostic("EXL901", path, 1, f"internal error: {type(e).__name__}: {e}", target)]
+
+
+def _init_worker(target: Target, project: Any) -> None:
+    import signal
+
+    global _WORKER_STATE
+    _WORKER_STATE = (target, project)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+
+
+def _analyze_chunk(items: list[tuple[str, str]]) -> list[tuple[str, list[Diagnostic]]]:
+    assert _WORKER_STATE is not None
+    target, project = _WORKER_STATE
+    return [(path, _analyze_one(text, path, target, project)) for path, text in items]
+
+
+def _make_project(paths: list[str]) -> Any:
+    try:
+        from exportlint.analysis.project import Project
+    except ImportError:
+        return None
+    return Project(paths)
+
+
+def _pool_context():
+    import multiprocessing
+
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _pool_round(
+    chunks: list[list[tuple[str, str]]],
+    jobs: int,
+    target: Target,
+    project: Any,
+    done: Callable[[str, list[Diagnostic]], None],
+) -> list[list[tuple[str, str]]]:
+    """Analyze ``chunks`` in one pool; returns the chunks lost to a crashed worker."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    failed: list[list[tuple[str, str]]] = []
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(chunks)), mp_context=_pool_context(),
+        initializer=_init_worker, initargs=(target, project),
+    ) as pool:
+        futures: dict[Future, list[tuple[str, str]]] = {
+            pool.submit(_analyze_chunk, chunk): chunk for chunk in chunks
+        }
+        for future in as_completed(futures):
+            chunk = futures[future]
+            try:
+                results = future.result()
+            except BrokenProcessPool:
+                failed.append(chunk)
+                continue
+            except Exception as e:  # e.g. a result that cannot be sent back
+                results = [
+                    (path, [file_diagnostic("EXL901", path, 1, f"internal error: {e}", target)])
+                    for path, _ in chunk
+                ]
+            for path, diagnostics in results:
+                done(path, diagnostics)
+    return failed
+
+
+def _analyze_parallel(
+    items: list[tuple[str, str]], jobs: int, target: Target, project: Any,
+    done: Callable[[str, list[Diagnostic]], None],
+) -> None:
+    """Chunks first; after a worker crash, the lost files one per task, then each file alone,
+    so that only the file that really crashes the analyzer gets EXL901."""
+    size = max(1, min(16, len(items) // (jobs * 4)))
+    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    chunks = _pool_round(chunks, jobs, target, project, done)
+    if chunks:
+        chunks = _pool_round([[it] for c in chunks for it in c], jobs, target, project, done)
+    for chunk in chunks:
+        if _pool_round([chunk], 1, target, project, done):
+            path = chunk[0][0]
+            done(path, [file_diagnostic(
+                "EXL901", path, 1,
+                "the analyzer process crashed on this file (segmentation fault or out of memory)",
+                target,
+            )])
+
+
+def _analyze(
+    items: list[tuple[str, str]], settings: Settings, project: Any, progress: bool
+) -> dict[str, list[Diagnostic]]:
+    results: dict[str, list[Diagnostic]] = {}
+    bar = _ProgressBar(len(items)) if progress and len(items) > PROGRESS_THRESHOLD else None
+
+    def done(path: str, diagnostics: list[Diagnostic]) -> None:
+        results[path] = diagnostics
+        if bar is not None:
+            bar.advance()
+
+    jobs = settings.jobs or os.cpu_count() or 1
+    try:
+        if jobs > 1 and len(items) > PARALLEL_THRESHOLD:
+            _analyze_parallel(items, jobs, settings.target, project, done)
+        else:
+            for path, text in items:
+                done(path, _analyze_one(text, path, settings.target, project))
+    finally:
+        if bar is not None:
+            bar.stop()
+    return results
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr (imported only when shown)."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self._progress = Progress(
+            "linting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=Console(stderr=True), transient=True,
+        )
+        self._task = self._progress.add_task("lint", total=total)
+        self._progress.start()
+
+    def advance(self) -> None:
+        self._progress.advance(self._task)
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# Filtering
+
+
+def finalize(
+    path: str,
+    diagnostics: list[Diagnostic],
+    settings: Settings,
+    text: str | None,
+    suppressions: FileSuppressions | None,
+) -> FileReport:
+    """De-duplicate, override severities, select/ignore/per-file-ignores, suppress, sort."""
+    if suppressions is not None and suppressions.skip_file:
+        return FileReport(path=path)
+    ignored = settings.ignored_in(path)
+    seen: set[tuple] = set()
+    kept: list[Diagnostic] = []
+    for d in diagnostics:
+        identity = d.identity()
+        if identity in seen or d.code not in settings.enabled_codes or d.code in ignored:
+            continue
+        seen.add(identity)
+        d.severity = settings.severity.get(d.code, d.severity)
+        kept.append(d)
+    if suppressions is not None:
+        kept = apply_suppressions(kept, suppressions, settings.show_suppressed)
+    kept.sort(key=Diagnostic.sort_key)
+    lines = split_lines(text) if kept and text is not None else None
+    return FileReport(path=path, diagnostics=kept, lines=lines)
+
+
+def _unused(path: str, suppressions: FileSuppressions | None) -> list[UnusedSuppression]:
+    if suppressions is None:
+        return []
+    return [UnusedSuppression(path, line, msg) for line, msg in suppressions.unused()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def lint_text(text: str, path: str, settings: Settings) -> FileReport:
+    """Lint one in-memory document (stdin, an editor buffer) as if it were ``path``.
+
+    Diagnostics the analysis reports in other files are dropped.
+    """
+    suppressions = parse_suppressions(text)
+    if suppressions.skip_file:
+        return FileReport(path=path)
+    raw = [d for d in _analyze_one(text, path, settings.target, None) if d.path == path]
+    return finalize(path, raw, settings, text, suppressions)
+
+
+def lint_bytes(data: bytes, path: str, settings: Settings) -> FileReport:
+    """Like :func:`lint_text` for undecoded content; undecodable content gives EXL900."""
+    try:
+        text = decode_source(data)
+    except SourceError as e:
+        diag = file_diagnostic("EXL900", path, e.line, e.message, settings.target)
+        return finalize(path, [diag], settings, None, None)
+    return lint_text(text, path, settings)
+
+
+def lint_paths(paths: list[str], settings: Settings) -> list[FileReport]:
+    """Lint files and directories (paths that do not exist are left out; see :func:`run`)."""
+    return run(paths, settings).reports
+
+
+def run(paths: list[str], settings: Settings, progress: bool = False) -> LintResult:
+    """Lint files and directories; ``progress`` shows a bar on stderr for many files."""
+    found = discover(paths, settings.exclude, settings.root, settings.force_exclude)
+    texts: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    suppressions: dict[str, FileSuppressions] = {}
+    raw: dict[str, list[Diagnostic]] = {}
+    for path in found.files:
+        try:
+            data, text = read_source(path)
+        except SourceError as e:
+            raw[path] = [file_diagnostic("EXL900", path, e.line, e.message, settings.target)]
+            continue
+        texts[path] = text
+        suppressions[path] = parse_suppressions(text)
+        if not suppressions[path].skip_file:
+            hashes[path] = content_hash(data)
+
+    result = LintResult(reports=[], missing=found.missing)
+    cache = _open_cache(settings, hashes)
+    todo: list[tuple[str, str]] = []
+    for path in hashes:
+        cached = cache.get(path) if cache is not None else None
+        if cached is None:
+            todo.append((path, texts[path]))
+        else:
+            raw[path] = cached
+            result.cached += 1
+    if todo:
+        project = _make_project(list(hashes))
+        analyzed = _analyze(todo, settings, project, progress)
+        for path, diagnostics in analyzed.items():
+            raw[path] = diagnostics
+            if cache is not None:
+                cache.put(path, diagnostics)
+        result.analyzed = len(analyzed)
+    if cache is not None:
+        cache.save()
+
+    result.reports = _regroup(found.files, raw, texts, suppressions, settings)
+    if settings.report_unused_suppressions:
+        for report in result.reports:
+            result.unused_suppressions += _unused(report.path, suppressions.get(report.path))
+    return result
+
+
+def _open_cache(settings: Settings, hashes: dict[str, str]) -> Cache | None:
+    if not settings.cache or not hashes:
+        return None
+    return Cache(settings.resolved_cache_dir(), settings.target, hashes)
+
+
+def _regroup(
+    files: list[str],
+    raw: dict[str, list[Diagnostic]],
+    texts: dict[str, str],
+    suppressions: dict[str, FileSuppressions],
+    settings: Settings,
+) -> list[FileReport]:
+    by_path: dict[str, list[Diagnostic]] = {path: [] for path in files}
+    shown = {os.path.abspath(path): path for path in files}
+    for diagnostics in raw.values():
+        for d in diagnostics:
+            if d.path not in by_path:  # the analysis may name a linted file differently
+                d.path = shown.get(os.path.abspath(d.path), d.path)
+            by_path.setdefault(d.path, []).append(d)
+    reports = []
+    for path in sorted(by_path):
+        if path not in texts and path not in files:
+            _read_outside(path, texts, suppressions)
+        reports.append(
+            finalize(path, by_path[path], settings, texts.get(path), suppressions.get(path))
+        )
+    return reports
+
+
+def _read_outside(path: str, texts: dict[str, str], suppressions: dict[str, FileSuppressions]) -> None:
+    """Source of a file outside the linted set that the analysis reported into."""
+    try:
+        _, text = read_source(path)
+    except SourceError:
+        return
+    texts[path] = text
+    suppressions[path] = parse_suppressions(text)

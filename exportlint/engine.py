@@ -7,14 +7,69 @@ diagnostics (default severity for the target, not yet filtered).
 
 from __future__ import annotations
 
-from exportlint.diagnostics import Diagnostic, Target
+import ast
+import os
+import re
+import traceback
+
+import libcst as cst
+
+from exportlint.analysis.dataflow import Frame, Interpreter
+from exportlint.analysis.events import Event
+from exportlint.analysis.index import FileIndex
+from exportlint.analysis.project import Project
+from exportlint.catalogue import CATALOGUE
+from exportlint.diagnostics import Diagnostic, Note, Target
+from exportlint.rules import ALL_RULES, Finding, Rule, RuleContext
+
+# A file that cannot define an nn.Module is not parsed by libcst (only syntax-checked).
+_MAYBE_MODEL = re.compile(r"\bclass\b")
+_TORCHISH = ("torch", "Module", "forward")
+
+# When both fire on the same node, the first code wins.
+_SUPERSEDES = {("EXL020", "EXL022")}
+
+
+class _Dispatcher:
+    """Routes dataflow events to the rules that read them; keeps one finding per (node, code)."""
+
+    def __init__(self, target: Target, rules: tuple[type[Rule], ...] = ALL_RULES) -> None:
+        self.target = target
+        self.by_event: dict[type, list[Rule]] = {}
+        for rule_cls in rules:
+            rule = rule_cls()
+            for event_type in rule.events:
+                self.by_event.setdefault(event_type, []).append(rule)
+        self.findings: dict[tuple[int, str], Finding] = {}
+        self._contexts: dict[int, RuleContext] = {}
+
+    def __call__(self, event: Event, file: FileIndex, frame: Frame) -> None:
+        rules = self.by_event.get(type(event))
+        if not rules:
+            return
+        ctx = self._contexts.get(id(file))
+        if ctx is None:
+            ctx = self._contexts[id(file)] = RuleContext(file, self.target)
+        for rule in rules:
+            for finding in rule.check(event, ctx):
+                self.findings.setdefault((id(finding.node), finding.code), finding)
+
+    def results(self) -> list[Finding]:
+        codes_at: dict[int, set[str]] = {}
+        for node_id, code in self.findings:
+            codes_at.setdefault(node_id, set()).add(code)
+        return [
+            f
+            for (node_id, code), f in self.findings.items()
+            if not any(lose == code and win in codes_at[node_id] for win, lose in _SUPERSEDES)
+        ]
 
 
 def analyze_source(
     text: str,
     path: str,
     target: Target = Target.EXPORT,
-    project: "object | None" = None,
+    project: "Project | None" = None,
 ) -> list[Diagnostic]:
     """Raw diagnostics for ``text`` (the content of ``path``).
 
@@ -23,4 +78,90 @@ def analyze_source(
     de-duplicates them by :meth:`Diagnostic.identity`.  Never raises for bad input:
     syntax errors become EXL900, analyzer failures EXL901.
     """
-    return []  # replaced by the real analysis
+    if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
+        return _syntax_check(text, path, target)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [_parse_error(path, target, exc.editor_line, exc.editor_column, exc.message)]
+    except Exception as exc:  # libcst raises a few other errors for odd input
+        return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
+    try:
+        project = project if project is not None else Project([path])
+        index = FileIndex(path, module, project)
+        project.register(index)
+        dispatcher = _Dispatcher(target)
+        Interpreter(index, dispatcher).run()
+        return [_to_diagnostic(f, target) for f in dispatcher.results()]
+    except RecursionError:
+        return [_internal_error(path, target, "the file nests too deeply for the analyzer (RecursionError)")]
+    except Exception as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+        return [_internal_error(path, target, f"{type(exc).__name__}: {exc} (at {where})")]
+
+
+def _syntax_check(text: str, path: str, target: Target) -> list[Diagnostic]:
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return [_parse_error(path, target, exc.lineno or 1, exc.offset or 1, exc.msg)]
+    except (ValueError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return [_parse_error(path, target, 1, 1, str(exc))]
+    return []
+
+
+def _diagnostic(path: str, target: Target, code: str, line: int, col: int, end: tuple[int, int], message: str, hint: str) -> Diagnostic:
+    info = CATALOGUE[code]
+    return Diagnostic(
+        path=path,
+        line=line,
+        column=col,
+        end_line=end[0],
+        end_column=end[1],
+        code=code,
+        name=info.name,
+        severity=info.severity(target),
+        target=target,
+        message=message,
+        hint=hint,
+        url=info.url,
+    )
+
+
+def _parse_error(path: str, target: Target, line: int, col: int, message: str) -> Diagnostic:
+    first = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+    return _diagnostic(
+        path, target, "EXL900", line, col, (line, col + 1), f"syntax error: {first}",
+        "fix the syntax error; the file was not analyzed",
+    )
+
+
+def _internal_error(path: str, target: Target, reason: str) -> Diagnostic:
+    return _diagnostic(
+        path, target, "EXL901", 1, 1, (1, 1), f"the analyzer failed on this file: {reason}",
+        "please report this with the file attached; other files were analyzed",
+    )
+
+
+def _anchor_span(file: FileIndex, node: cst.CSTNode) -> tuple[int, int, int, int]:
+    """Span of a finding: a branch or loop spans its keyword to the end of its condition."""
+    positions = file.positions()
+    line, col, end_line, end_col = positions.span(node)
+    head = getattr(node, "test", None) if isinstance(node, (cst.If, cst.While)) else None
+    if isinstance(node, (cst.For, cst.CompFor)):
+        head = node.iter
+    if head is not None:
+        _, _, end_line, end_col = positions.span(head)
+    return line, col, end_line, end_col
+
+
+def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
+    line, col, end_line, end_col = _anchor_span(f.file, f.node)
+    d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
+    notes = []
+    for step in f.prov:
+        sl, sc = step.file.positions().start(step.node)
+        notes.append(Note(sl, sc, step.message, None if step.file.path == f.file.path else step.file.path))
+    d.provenance = notes
+    return d

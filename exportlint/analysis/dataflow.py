@@ -1,0 +1,1288 @@
+"""Flow-sensitive abstract interpretation of export-reachable code.
+
+Starting from every ``forward`` of every ``nn.Module`` subclass of a file, the interpreter
+walks statements in order, keeps an environment ``name -> Val`` (joined at branch merges,
+iterated to a fixed point in loops), follows calls into methods resolved through the class
+hierarchy, module-level functions (also of other linted files), nested functions and lambdas
+(argument values in, return value out, memoised per argument signature), and hands every
+situation a rule may care about to ``sink`` as an event.  Code that no ``forward`` reaches is
+never interpreted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import libcst as cst
+
+from exportlint.analysis import events as ev
+from exportlint.analysis import torchapi as api
+from exportlint.analysis.index import ClassInfo, FileIndex, dotted
+from exportlint.analysis.values import (
+    CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of,
+    join, kind, merge_prov, seq_of, tuple_of,
+)
+
+MAX_DEPTH = 12
+MAX_LOOP_ROUNDS = 3
+
+Sink = Callable[[ev.Event, FileIndex, "Frame"], None]
+
+KIND_WORDS = {
+    DDS: "data-dependent",
+    TENSOR: "a tensor",
+    SHAPE: "a shape value",
+}
+
+NON_TENSOR_ANNOTATIONS = {
+    "int", "float", "str", "bool", "complex", "bytes", "dict", "Dict", "None", "torch.dtype",
+    "torch.device", "dtype", "device", "Callable", "type",
+}
+SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence", "typing.Tuple"}
+
+
+@dataclass
+class FuncRef:
+    """A callable the interpreter can enter."""
+
+    node: cst.FunctionDef | cst.Lambda
+    file: FileIndex
+    cls: ClassInfo | None = None  # runtime class of ``self`` for methods
+    defining: ClassInfo | None = None  # class that defines the method (for super())
+    bound_self: bool = False  # called through ``self.``: skip the first parameter
+    closure: "Frame | None" = None
+
+
+@dataclass
+class SelfRef:
+    cls: ClassInfo
+
+
+@dataclass
+class SuperRef:
+    cls: ClassInfo
+    after: ClassInfo
+
+
+@dataclass
+class Frame:
+    file: FileIndex
+    func: FuncRef
+    env: dict[str, Val]
+    parent: "Frame | None" = None
+    returns: list[Val] = field(default_factory=list)
+    nested: list[FuncRef] = field(default_factory=list)
+    called_nested: set[int] = field(default_factory=set)
+    loop_exits: list[list[dict[str, Val]]] = field(default_factory=list)
+
+    @property
+    def cls(self) -> ClassInfo | None:
+        return self.func.cls
+
+    def lookup(self, name: str) -> Val | None:
+        f: Frame | None = self
+        while f is not None:
+            if name in f.env:
+                return f.env[name]
+            f = f.parent
+        return None
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    return list(body.body)  # SimpleStatementSuite: small statements
+
+
+def _short(code: str, limit: int = 80) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"
+
+
+class Interpreter:
+    def __init__(self, file: FileIndex, sink: Sink) -> None:
+        self.file = file
+        self.sink = sink
+        self.memo: dict[tuple, Val] = {}
+        self.active: set[tuple] = set()
+        self.depth = 0
+        self._attr_cache: dict[tuple[int, str], Val] = {}
+
+    # ================================================================ entry points
+    def run(self) -> None:
+        for cls in self.file.classes.values():
+            if not cls.is_module():
+                continue
+            found = cls.find_method("forward")
+            if found is None:
+                continue
+            defining, fn = found
+            ref = FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True)
+            self.call_function(ref, None, entry=True)
+
+    # ================================================================ functions
+    def call_function(self, ref: FuncRef, call: "CallArgs | None", entry: bool = False) -> Val:
+        params = _bind_params(ref, call, entry, self)
+        key = (id(ref.node), id(ref.cls), tuple(sorted((k, v.signature()) for k, v in params.items())))
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.active or self.depth >= MAX_DEPTH:
+            return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
+        self.active.add(key)
+        self.depth += 1
+        try:
+            frame = Frame(ref.file, ref, dict(params), parent=ref.closure)
+            if isinstance(ref.node, cst.Lambda):
+                result = self.expr(ref.node.body, frame)
+            else:
+                self.block(_suite(ref.node.body), frame)
+                result = join(frame.returns) if frame.returns else const()
+                if _is_generator(ref.node):
+                    result = seq_of(result)
+            self._analyze_uncalled_nested(frame)
+        finally:
+            self.depth -= 1
+            self.active.discard(key)
+        self.memo[key] = result
+        return result
+
+    def _analyze_uncalled_nested(self, frame: Frame) -> None:
+        for ref in frame.nested:
+            if id(ref.node) not in frame.called_nested:
+                frame.called_nested.add(id(ref.node))
+                self.call_function(ref, None)
+
+    # ================================================================ statements
+    def block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> bool:
+        """Execute statements; False when control cannot fall through (return/raise/...)."""
+        for stmt in stmts:
+            if not self.stmt(stmt, frame):
+                return False
+        return True
+
+    def stmt(self, node: cst.CSTNode, frame: Frame) -> bool:
+        if isinstance(node, cst.SimpleStatementLine):
+            return self.block(node.body, frame)
+        method = getattr(self, "s_" + type(node).__name__, None)
+        if method is None:
+            return True
+        return method(node, frame)
+
+    # -- simple statements
+    def s_Expr(self, node: cst.Expr, frame: Frame) -> bool:
+        self.expr(node.value, frame)
+        return True
+
+    def s_Assign(self, node: cst.Assign, frame: Frame) -> bool:
+        value = self.expr(node.value, frame)
+        for t in node.targets:
+            self.assign(t.target, value, frame, node, node.value)
+        return True
+
+    def s_AnnAssign(self, node: cst.AnnAssign, frame: Frame) -> bool:
+        if node.value is not None:
+            value = self.expr(node.value, frame)
+            self.assign(node.target, value, frame, node, node.value)
+        return True
+
+    def s_AugAssign(self, node: cst.AugAssign, frame: Frame) -> bool:
+        right = self.expr(node.value, frame)
+        left = self.expr(node.target, frame)
+        value = combine([left, right])
+        if isinstance(node.target, (cst.Name, cst.Attribute)):
+            self.assign(node.target, value, frame, node, node.value)
+        elif isinstance(node.target, cst.Subscript):
+            self.subscript(node.target, frame, store=True)
+        return True
+
+    def s_Return(self, node: cst.Return, frame: Frame) -> bool:
+        frame.returns.append(self.expr(node.value, frame) if node.value is not None else kind(NONE))
+        return False
+
+    def s_Raise(self, node: cst.Raise, frame: Frame) -> bool:
+        return False
+
+    def s_Assert(self, node: cst.Assert, frame: Frame) -> bool:
+        cond = self.expr(node.test, frame)
+        self.emit(ev.Branch(node.test, "assert", cond, node.test), frame)
+        return True
+
+    def s_Break(self, node: cst.Break, frame: Frame) -> bool:
+        if frame.loop_exits:
+            frame.loop_exits[-1].append(dict(frame.env))
+        return False
+
+    def s_Continue(self, node: cst.Continue, frame: Frame) -> bool:
+        return False
+
+    def s_Del(self, node: cst.Del, frame: Frame) -> bool:
+        return True
+
+    def s_Import(self, node: cst.Import, frame: Frame) -> bool:
+        for alias in node.names:
+            full = dotted(alias.name) or ""
+            local = alias.asname.name.value if alias.asname is not None else full.split(".")[0]  # type: ignore[union-attr]
+            target = full if alias.asname is not None else full.split(".")[0]
+            frame.env[local] = Val(ref=target)
+        return True
+
+    def s_ImportFrom(self, node: cst.ImportFrom, frame: Frame) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            return True
+        base = frame.file._from_module(node)
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            local = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
+            frame.env[local] = Val(ref=f"{base}.{name}" if base else name)
+        return True
+
+    # -- compound statements
+    def s_FunctionDef(self, node: cst.FunctionDef, frame: Frame) -> bool:
+        ref = FuncRef(node, frame.file, cls=frame.cls, defining=frame.func.defining, closure=frame)
+        frame.nested.append(ref)
+        frame.env[node.name.value] = Val(ref=ref)
+        return True
+
+    def s_ClassDef(self, node: cst.ClassDef, frame: Frame) -> bool:
+        return True
+
+    def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
+        cond = self.expr(node.test, frame)
+        self.emit(ev.Branch(node, "elif" if is_elif else "if", cond, node.test), frame)
+        before = dict(frame.env)
+        outs: list[dict[str, Val]] = []
+        if self.block(_suite(node.body), frame):
+            outs.append(frame.env)
+        frame.env = dict(before)
+        if isinstance(node.orelse, cst.If):
+            if self.s_If(node.orelse, frame, is_elif=True):
+                outs.append(frame.env)
+        elif isinstance(node.orelse, cst.Else):
+            if self.block(_suite(node.orelse.body), frame):
+                outs.append(frame.env)
+        else:
+            outs.append(frame.env)
+        if not outs:
+            frame.env = before
+            return False
+        frame.env = _join_envs(outs)
+        return True
+
+    def s_While(self, node: cst.While, frame: Frame) -> bool:
+        return self._loop(node, frame, lambda: self._while_head(node, frame))
+
+    def _while_head(self, node: cst.While, frame: Frame) -> None:
+        cond = self.expr(node.test, frame)
+        self.emit(ev.Branch(node, "while", cond, node.test), frame)
+
+    def s_For(self, node: cst.For, frame: Frame) -> bool:
+        def head() -> None:
+            element = self.iterate(node.iter, frame, node, "for")
+            self.assign(node.target, element, frame, node, node.iter, announce=False)
+
+        return self._loop(node, frame, head)
+
+    def _loop(self, node: cst.For | cst.While, frame: Frame, head: Callable[[], None]) -> bool:
+        entry = dict(frame.env)
+        frame.loop_exits.append([])
+        state = entry
+        for _ in range(MAX_LOOP_ROUNDS):
+            frame.env = dict(state)
+            head()
+            self.block(_suite(node.body), frame)
+            new_state = _join_envs([state, frame.env])
+            if _same_env(new_state, state):
+                break
+            state = new_state
+        exits = frame.loop_exits.pop()
+        frame.env = _join_envs([state] + exits)
+        if node.orelse is not None:
+            self.block(_suite(node.orelse.body), frame)
+        return True
+
+    def s_With(self, node: cst.With, frame: Frame) -> bool:
+        for item in node.items:
+            value = self.expr(item.item, frame)
+            if item.asname is not None:
+                self.assign(item.asname.name, value if value.is_tensor else UNKNOWN, frame, node, item.item, announce=False)
+        return self.block(_suite(node.body), frame)
+
+    def s_Try(self, node: cst.Try, frame: Frame) -> bool:
+        before = dict(frame.env)
+        outs = []
+        if self.block(_suite(node.body), frame):
+            if node.orelse is not None:
+                if self.block(_suite(node.orelse.body), frame):
+                    outs.append(frame.env)
+            else:
+                outs.append(frame.env)
+        for handler in node.handlers:
+            frame.env = _join_envs([before, frame.env])
+            if self.block(_suite(handler.body), frame):
+                outs.append(frame.env)
+        frame.env = _join_envs(outs) if outs else before
+        if node.finalbody is not None:
+            self.block(_suite(node.finalbody.body), frame)
+        return bool(outs)
+
+    s_TryStar = s_Try
+
+    def s_Match(self, node: cst.Match, frame: Frame) -> bool:
+        self.expr(node.subject, frame)
+        before = dict(frame.env)
+        outs = [before]
+        for case in node.cases:
+            frame.env = dict(before)
+            if self.block(_suite(case.body), frame):
+                outs.append(frame.env)
+        frame.env = _join_envs(outs)
+        return True
+
+    # ================================================================ assignment
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value: Val,
+        frame: Frame,
+        stmt: cst.CSTNode,
+        value_node: cst.BaseExpression | None,
+        announce: bool = True,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
+        elif isinstance(target, cst.Attribute):
+            name = dotted(target)
+            if name is not None:
+                frame.env[name] = self._with_step(name, value, frame, stmt)
+            else:
+                self.expr(target.value, frame)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            if announce and value.is_definite_tensor:
+                self.emit(ev.Iteration(target, value, "unpacking", value_node or target), frame)
+            for i, el in enumerate(elements):
+                if isinstance(el, cst.StarredElement):
+                    part = seq_of(element_of(value)) if value.items is None else tuple_of(value.items[i:])
+                    self.assign(el.value, part, frame, stmt, None, announce=False)
+                    continue
+                if value.items is not None and len(value.items) == len(elements):
+                    part = value.items[i]
+                else:
+                    part = _element(value)
+                self.assign(el.value, part, frame, stmt, None, announce=False)
+        elif isinstance(target, cst.Subscript):
+            self.subscript(target, frame, store=True)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, value, frame, stmt, value_node, announce)
+
+    def _with_step(self, name: str, value: Val, frame: Frame, stmt: cst.CSTNode) -> Val:
+        word = _describe(value)
+        if word is None:
+            return value
+        code = _short(frame.file.code(stmt).strip().splitlines()[0] if frame.file.code(stmt).strip() else name)
+        return value.add_step(Step(frame.file, stmt, f"`{name}` is {word}: `{code}`"))
+
+    # ================================================================ events
+    def emit(self, event: ev.Event, frame: Frame) -> None:
+        self.sink(event, frame.file, frame)
+
+    # ================================================================ expressions
+    def expr(self, node: cst.BaseExpression, frame: Frame) -> Val:
+        method = getattr(self, "e_" + type(node).__name__, None)
+        if method is None:
+            return UNKNOWN
+        return method(node, frame)
+
+    def e_Name(self, node: cst.Name, frame: Frame) -> Val:
+        name = node.value
+        found = frame.lookup(name)
+        if found is not None:
+            return found
+        return self.global_name(name, frame.file)
+
+    def global_name(self, name: str, file: FileIndex) -> Val:
+        if name in ("True", "False"):
+            return const()
+        if name == "None":
+            return kind(NONE)
+        if name in file.functions:
+            return Val(ref=FuncRef(file.functions[name], file))
+        if name in file.classes:
+            return Val(ref=file.classes[name])
+        if name in file.imports:
+            return Val(ref=file.imports[name])
+        if name in file.consts:
+            return const()
+        if name in _BUILTINS:
+            return Val(ref=f"builtins.{name}")
+        return UNKNOWN
+
+    def e_Integer(self, node: cst.BaseExpression, frame: Frame) -> Val:
+        return const()
+
+    e_Float = e_Imaginary = e_SimpleString = e_ConcatenatedString = e_Ellipsis = e_Integer
+
+    def e_FormattedString(self, node: cst.FormattedString, frame: Frame) -> Val:
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.expr(part.expression, frame)
+        return const()
+
+    def e_Tuple(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Val:
+        items: list[Val] = []
+        star = False
+        for el in node.elements:
+            v = self.expr(el.value, frame)
+            if isinstance(el, cst.StarredElement):
+                star = True
+                if v.is_definite_tensor:
+                    self.emit(ev.Iteration(el, v, "*-unpacking", el.value), frame)
+                items.extend(v.items if v.items is not None else [element_of(v) if SEQ in v.kinds else _element(v)])
+            else:
+                items.append(v)
+        tags = ("shape_seq",) if items and all(i.is_shape and SEQ not in i.kinds for i in items) else ()
+        if star:
+            return seq_of(join(items), *tags) if items else seq_of(UNKNOWN)
+        return tuple_of(items, *tags)
+
+    e_List = e_Set = e_Tuple
+
+    def e_Dict(self, node: cst.Dict, frame: Frame) -> Val:
+        vals = []
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                self.expr(el.key, frame)
+            vals.append(self.expr(el.value, frame))
+        return seq_of(join(vals)) if vals else seq_of(UNKNOWN)
+
+    def e_BinaryOperation(self, node: cst.BinaryOperation, frame: Frame) -> Val:
+        left = self.expr(node.left, frame)
+        right = self.expr(node.right, frame)
+        if isinstance(node.operator, (cst.Add, cst.Multiply)) and (SEQ in left.kinds or SEQ in right.kinds):
+            if "shape_seq" in left.tags and "shape_seq" in right.tags:
+                return seq_of(kind(SHAPE), "shape_seq", prov=merge_prov([left, right]))
+        tags = frozenset()
+        if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):
+            tags = frozenset({"bool"})
+        return combine([left, right], tags)
+
+    def e_UnaryOperation(self, node: cst.UnaryOperation, frame: Frame) -> Val:
+        v = self.expr(node.expression, frame)
+        if isinstance(node.operator, cst.Not):
+            return v.with_(items=None, elem=None, ref=None)
+        return v
+
+    def e_BooleanOperation(self, node: cst.BooleanOperation, frame: Frame) -> Val:
+        return join([self.expr(node.left, frame), self.expr(node.right, frame)])
+
+    def e_Comparison(self, node: cst.Comparison, frame: Frame) -> Val:
+        operands = [self.expr(node.left, frame)]
+        identity = True
+        for target in node.comparisons:
+            operands.append(self.expr(target.comparator, frame))
+            if not isinstance(target.operator, (cst.Is, cst.IsNot)):
+                identity = False
+        if identity:
+            return const()  # `x is None` never depends on data
+        # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
+        result = combine([o for o in operands if o.kinds - {NONE}])
+        extra = {t for o in operands for t in o.tags if t == "export_mode"}
+        if result.is_tensor:
+            extra.add("bool")
+            result = result.with_(tags=result.tags - {"size_tensor", "scalar"})
+        return result.with_(tags=result.tags | frozenset(extra)) if extra else result
+
+    def e_IfExp(self, node: cst.IfExp, frame: Frame) -> Val:
+        cond = self.expr(node.test, frame)
+        self.emit(ev.Branch(node.test, "ifexp", cond, node.test), frame)
+        return join([self.expr(node.body, frame), self.expr(node.orelse, frame)])
+
+    def e_NamedExpr(self, node: cst.NamedExpr, frame: Frame) -> Val:
+        v = self.expr(node.value, frame)
+        self.assign(node.target, v, frame, node, node.value, announce=False)
+        return v
+
+    def e_Await(self, node: cst.Await, frame: Frame) -> Val:
+        return self.expr(node.expression, frame)
+
+    def e_Lambda(self, node: cst.Lambda, frame: Frame) -> Val:
+        ref = FuncRef(node, frame.file, cls=frame.cls, defining=frame.func.defining, closure=frame)
+        frame.nested.append(ref)
+        return Val(ref=ref)
+
+    # -- comprehensions
+    def _comprehension(self, node: cst.BaseComp, frame: Frame, elt: Callable[[Frame], Val]) -> Val:
+        inner = Frame(frame.file, frame.func, {}, parent=frame, nested=frame.nested, called_nested=frame.called_nested)
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            element = self.iterate(comp.iter, inner, comp, "comprehension")
+            self.assign(comp.target, element, inner, comp, comp.iter, announce=False)
+            for cond in comp.ifs:
+                c = self.expr(cond.test, inner)
+                self.emit(ev.Branch(cond.test, "comprehension-if", c, cond.test), inner)
+            comp = comp.inner_for_in
+        return elt(inner)
+
+    def e_ListComp(self, node: cst.ListComp, frame: Frame) -> Val:
+        return seq_of(self._comprehension(node, frame, lambda f: self.expr(node.elt, f)))
+
+    e_SetComp = e_GeneratorExp = e_ListComp
+
+    def e_DictComp(self, node: cst.DictComp, frame: Frame) -> Val:
+        def elt(f: Frame) -> Val:
+            self.expr(node.key, f)
+            return self.expr(node.value, f)
+
+        return seq_of(self._comprehension(node, frame, elt))
+
+    # -- iteration
+    def iterate(self, iter_node: cst.BaseExpression, frame: Frame, anchor: cst.CSTNode, how: str) -> Val:
+        """The element value of ``for _ in iter_node`` (emitting the loop events)."""
+        if isinstance(iter_node, cst.Call) and dotted(iter_node.func) == "range" and frame.lookup("range") is None:
+            counts = [(a.value, self.expr(a.value, frame)) for a in iter_node.args]
+            self.emit(ev.CountedLoop(anchor, counts), frame)
+            return const()  # a loop counter never carries data
+        value = self.expr(iter_node, frame)
+        if value.is_definite_tensor:
+            self.emit(ev.Iteration(anchor, value, how, iter_node), frame)
+        return _element(value)
+
+    # -- attributes
+    def e_Attribute(self, node: cst.Attribute, frame: Frame) -> Val:
+        name = dotted(node)
+        if name is not None:
+            local = frame.lookup(name)
+            if local is not None:
+                return local
+        base = self.expr(node.value, frame)
+        return self.attribute(base, node.attr.value, frame)
+
+    def attribute(self, base: Val, attr: str, frame: Frame) -> Val:
+        if isinstance(base.ref, str):  # a module path: torch.float32, math.pi, np.newaxis
+            return Val(ref=f"{base.ref}.{attr}")
+        if isinstance(base.ref, SelfRef):
+            return self.self_attribute(base.ref.cls, attr, frame)
+        if isinstance(base.ref, ClassInfo):
+            if attr in base.ref.methods:
+                return Val(ref=FuncRef(base.ref.methods[attr], base.ref.file, cls=base.ref, defining=base.ref))
+            return const() if attr in base.ref.class_consts else Val(ref=(base.ref, attr))
+        if base.is_tensor:
+            if attr in api.SHAPE_ATTRS:
+                if attr == "shape":
+                    return seq_of(kind(SHAPE, prov=base.prov), "shape_seq", prov=base.prov).with_(kinds=frozenset({SEQ, SHAPE}))
+                return kind(SHAPE, prov=base.prov)
+            if attr in api.CONST_ATTRS:
+                return const()
+            if attr in api.TENSOR_ATTRS:
+                return base.with_(tags=base.tags - {"size_tensor"} if attr == "grad" else base.tags)
+            if base.has("maybe_tuple"):
+                return kind(TENSOR, "maybe_tuple", prov=base.prov)  # e.g. outputs.last_hidden_state
+            return Val(ref=(base, attr))  # a bound tensor method
+        if base.has("module") or base.has("modlist"):
+            return Val(tags=frozenset({"module"}))
+        return UNKNOWN
+
+    def self_attribute(self, cls: ClassInfo, attr: str, frame: Frame) -> Val:
+        if attr == "training":
+            return const()
+        found = cls.find_method(attr)
+        if found is not None:
+            defining, fn = found
+            static = attr in defining.staticmethods
+            return Val(ref=FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=not static))
+        key = (id(cls), attr)
+        if key not in self._attr_cache:
+            self._attr_cache[key] = _class_attribute(cls, attr, self)
+        return self._attr_cache[key]
+
+    # -- subscripts
+    def e_Subscript(self, node: cst.Subscript, frame: Frame) -> Val:
+        return self.subscript(node, frame, store=False)
+
+    def subscript(self, node: cst.Subscript, frame: Frame, store: bool) -> Val:
+        base = self.expr(node.value, frame)
+        bounds: list[tuple[cst.BaseExpression, Val]] = []
+        indices: list[tuple[cst.BaseExpression, Val]] = []
+        index_vals: list[Val] = []
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                for part in (s.lower, s.upper, s.step):
+                    if part is not None:
+                        bounds.append((part, self.expr(part, frame)))
+            else:
+                v = self.expr(s.value, frame)
+                indices.append((s.value, v))
+                index_vals.append(v)
+        if base.is_tensor or base.has("shape_seq") or bounds or indices:
+            self.emit(ev.Index(node, base, bounds, indices, store), frame)
+        if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
+            self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base), frame)
+        return self._subscript_value(base, node, bounds, index_vals)
+
+    def _subscript_value(self, base: Val, node: cst.Subscript, bounds: list, index_vals: list[Val]) -> Val:
+        if SEQ in base.kinds or base.has("shape_seq"):
+            if bounds:  # a slice of a sequence keeps its shape
+                return base
+            if base.items is not None and len(index_vals) == 1 and len(node.slice) == 1:
+                idx = node.slice[0].slice
+                if isinstance(idx, cst.Index) and isinstance(idx.value, cst.Integer):
+                    i = int(idx.value.evaluated_value)
+                    if -len(base.items) <= i < len(base.items):
+                        return base.items[i]
+                elif isinstance(idx, cst.Index) and isinstance(idx.value, cst.UnaryOperation) and isinstance(idx.value.expression, cst.Integer):
+                    i = -int(idx.value.expression.evaluated_value)
+                    if -len(base.items) <= i < len(base.items):
+                        return base.items[i]
+            return element_of(base)
+        if base.is_tensor:
+            return base.with_(tags=base.tags - {"scalar", "bool"} | ({"bool"} if base.has("bool") else set()))
+        if base.has("modlist"):
+            return base.elem if base.elem is not None else Val(tags=frozenset({"module"}))
+        return UNKNOWN
+
+    # ================================================================ calls
+    def e_Call(self, node: cst.Call, frame: Frame) -> Val:
+        func = node.func
+        args = CallArgs.evaluate(node, self, frame)
+        # Method call on a value: x.item(), self.helper(x), super().forward(x)
+        if isinstance(func, cst.Attribute):
+            qual_local = dotted(func)
+            receiver = frame.lookup(qual_local) if qual_local is not None else None
+            if receiver is None:
+                receiver = self.expr(func.value, frame)
+                return self.call_attribute(node, receiver, func, args, frame)
+            callee = receiver
+        else:
+            callee = self.expr(func, frame)
+        return self.call_value(node, callee, args, frame)
+
+    def call_attribute(self, node: cst.Call, receiver: Val, func: cst.Attribute, args: "CallArgs", frame: Frame) -> Val:
+        name = func.attr.value
+        if isinstance(receiver.ref, str):
+            return self.call_qualified(node, f"{receiver.ref}.{name}", args, frame)
+        if isinstance(receiver.ref, SuperRef):
+            found = receiver.ref.cls.find_method(name, after=receiver.ref.after)
+            if found is None:
+                return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"})) if args.has_tensor() else UNKNOWN
+            defining, fn = found
+            ref = FuncRef(fn, defining.file, cls=receiver.ref.cls, defining=defining, bound_self=True)
+            return self.call_function(ref, args)
+        if isinstance(receiver.ref, ClassInfo) and name == "apply":
+            if receiver.ref.is_autograd_function():
+                self.emit(ev.AutogradApply(node, receiver.ref), frame)
+                return kind(TENSOR, "maybe_tuple", prov=args.prov())
+        if isinstance(receiver.ref, (SelfRef, ClassInfo)):
+            callee = self.attribute(receiver, name, frame)
+            return self.call_value(node, callee, args, frame)
+        if receiver.is_tensor:
+            return self.tensor_method(node, receiver, func.value, name, args, frame)
+        self._device_call(node, name, args, frame)
+        if receiver.has("module") or receiver.has("modlist"):
+            return kind(TENSOR, "maybe_tuple", prov=args.prov()) if args.has_tensor() else UNKNOWN
+        if SEQ in receiver.kinds:
+            if name in ("index", "count"):
+                return const()
+            if name == "pop":
+                return element_of(receiver)
+            if name in ("append", "extend", "insert"):
+                self._grow_sequence(func.value, receiver, args, frame)
+            return UNKNOWN
+        if receiver.is_dds:
+            return kind(DDS, prov=receiver.prov)
+        if receiver.is_shape:
+            return kind(SHAPE, prov=receiver.prov)
+        return UNKNOWN
+
+    def _grow_sequence(self, target: cst.BaseExpression, seq: Val, args: "CallArgs", frame: Frame) -> None:
+        name = dotted(target)
+        if name is None or not args.positional:
+            return
+        added = args.positional[-1]
+        new_elem = join([element_of(seq), added]) if (seq.items or seq.elem is not None) else added
+        if frame.lookup(name) is not None:
+            frame.env[name] = seq_of(new_elem, prov=seq.prov)
+
+    def call_value(self, node: cst.Call, callee: Val, args: "CallArgs", frame: Frame) -> Val:
+        ref = callee.ref
+        if isinstance(ref, FuncRef):
+            if ref.closure is frame or (ref.closure is not None and ref in frame.nested):
+                frame.called_nested.add(id(ref.node))
+            if ref.closure is not None:
+                ref.closure.called_nested.add(id(ref.node))
+            return self.call_function(ref, args)
+        if isinstance(ref, str):
+            return self.call_qualified(node, ref, args, frame)
+        if isinstance(ref, ClassInfo):
+            return _module_val(ref) if ref.is_module() else UNKNOWN
+        if callee.has("module"):
+            return self.call_module(callee, args)
+        if isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], Val):
+            return self.tensor_method(node, ref[0], node.func, ref[1], args, frame)
+        if callee.is_tensor or args.has_tensor():
+            return kind(TENSOR, "maybe_tuple", prov=args.prov())
+        return UNKNOWN
+
+    def call_module(self, module: Val, args: "CallArgs") -> Val:
+        """``self.block(x)``: what the submodule's forward returns (analyzed as its own entry)."""
+        prov = args.prov()
+        if module.has("tensor_module"):
+            return kind(TENSOR, prov=prov)
+        cls = module.ref
+        if isinstance(cls, ClassInfo):
+            found = cls.find_method("forward")
+            if found is not None:
+                defining, fn = found
+                result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
+                if result.is_definite_tensor:
+                    return kind(TENSOR, *(result.tags & {"bool", "scalar"}), prov=prov)
+                if result.items is not None:
+                    return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
+        if not args.has_tensor():
+            return UNKNOWN
+        return kind(TENSOR, "maybe_tuple", prov=prov)
+
+    # -- qualified functions (torch.*, numpy.*, math.*, builtins, other linted files)
+    def call_qualified(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        if qual.startswith("builtins."):
+            return self.call_builtin(node, qual[len("builtins."):], args, frame)
+        if qual.startswith("torch."):
+            return self.call_torch(node, qual, args, frame)
+        root = qual.split(".")[0]
+        if root in api.MATH_ROOTS:
+            self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
+            result = combine(args.all())
+            if result.is_tensor:
+                return kind(DDS, prov=result.prov)
+            return result if result.kinds else const()
+        found = frame.file.resolve_function(qual)
+        if found is not None:
+            fi, fn = found
+            return self.call_function(FuncRef(fn, fi), args)
+        cls = frame.file.project.find_class(qual) if frame.file.project is not None else None
+        if cls is not None:
+            return self.call_value(node, Val(ref=cls), args, frame)
+        if args.has_tensor():
+            return kind(TENSOR, "maybe_tuple", prov=args.prov())
+        last = qual.rsplit(".", 1)[-1]
+        if last[:1].isupper():
+            return Val(tags=frozenset({"module"}))
+        return UNKNOWN
+
+    def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
+        self._device_call(node, None, args, frame)
+        last = qual.rsplit(".", 1)[-1]
+        if qual in api.EXPORT_MODE_FUNCS:
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"export_mode"}))
+        if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES):
+            return const()
+        if qual == "torch.numel":
+            return kind(SHAPE, prov=args.prov())
+        if qual == "torch.Size":
+            return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
+        if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional.") and last[:1].isupper():
+            return Val(tags=frozenset({"module"}))
+        if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
+            return args.positional[-1]
+        self._size_and_slice_args(node, qual, None, args, frame)
+        if last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords):
+            self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None), frame)
+        if last == "repeat_interleave":
+            repeats = args.get(1, "repeats") if len(args.positional) != 1 else args.positional[0]
+            if repeats is not None and repeats.is_tensor:
+                self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats), frame)
+        prov = args.prov()
+        if qual in api.TENSOR_CTORS:
+            data = args.positional[0] if args.positional else args.keywords.get("data")
+            sized = data is not None and _contains(data, lambda v: v.is_shape or v.is_data)
+            return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+        if qual in api.STACK_FUNCS:
+            parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
+            sized = _contains(parts, lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
+            return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+        if _returns_tuple(last, args, method=False):
+            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+        if last in api.FULL_REDUCTIONS and len(args.positional) <= 1 and "dim" not in args.keywords:
+            return kind(TENSOR, "scalar", prov=prov)
+        if last in api.BOOL_FUNCS:
+            return kind(TENSOR, "bool", prov=prov)
+        keep = {"size_tensor"} & {t for v in args.all() for t in v.tags}
+        return kind(TENSOR, *keep, prov=prov)
+
+    def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
+        first = args.positional[0] if args.positional else UNKNOWN
+        first_node = node.args[0].value if node.args else node
+        if name in api.CONVERTERS:
+            self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
+            if first.is_tensor:
+                tags = ("size_tensor",) if first.has("size_tensor") else ()
+                return kind(DDS, *tags, prov=first.prov)
+            if first.kinds:
+                return first.with_(items=None, elem=None, ref=None, tags=first.tags - {"shape_seq"}, kinds=first.kinds - {SEQ})
+            return const()
+        if name == "len":
+            if first.is_tensor or first.has("shape_seq") or first.is_shape:
+                return kind(SHAPE, prov=first.prov)
+            return const()
+        if name == "super":
+            cls = frame.func.defining or frame.cls
+            if cls is not None and frame.cls is not None:
+                return Val(ref=SuperRef(frame.cls, cls))
+            return UNKNOWN
+        if name in ("isinstance", "issubclass", "hasattr", "callable", "id", "type", "print", "repr", "str", "format", "setattr", "vars", "locals", "globals", "dir", "hash"):
+            return const()
+        if name == "getattr":
+            if isinstance(first.ref, SelfRef) and len(node.args) >= 2 and isinstance(node.args[1].value, cst.SimpleString):
+                attr = node.args[1].value.evaluated_value
+                if isinstance(attr, str):
+                    return self.self_attribute(first.ref.cls, attr, frame)
+            if isinstance(first.ref, SelfRef):
+                return Val(tags=frozenset({"module"}))
+            return UNKNOWN
+        if name in ("min", "max") and len(args.positional) == 1 and not args.keywords.get("key"):
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            return element
+        if name in ("min", "max", "abs", "round", "divmod", "pow"):
+            return combine(args.all())
+        if name == "sum":
+            return combine([self._iterate_value(first, first_node, node, "sum()", frame)] + args.positional[1:])
+        if name in ("any", "all"):
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            return element.with_(items=None, elem=None) if element.kinds else const()
+        if name in ("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"):
+            if not args.positional:
+                return seq_of(UNKNOWN)
+            if first.has("shape_seq"):
+                return first
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            if first.items is not None and name in ("list", "tuple"):
+                return tuple_of(first.items)
+            return seq_of(element)
+        if name == "enumerate":
+            element = self._iterate_value(first, first_node, node, "enumerate()", frame)
+            return seq_of(tuple_of([const(), element]))
+        if name == "zip":
+            elements = [
+                self._iterate_value(v, a.value, node, "zip()", frame) for v, a in zip(args.positional, node.args)
+            ]
+            return seq_of(tuple_of(elements))
+        if name in ("map", "filter") and len(args.positional) >= 2:
+            element = self._iterate_value(args.positional[1], node.args[1].value, node, f"{name}()", frame)
+            fn = args.positional[0]
+            if isinstance(fn.ref, FuncRef):
+                res = self.call_function(fn.ref, CallArgs([element], {}, [], []))
+                if fn.ref.closure is not None:
+                    fn.ref.closure.called_nested.add(id(fn.ref.node))
+                return seq_of(res if name == "map" else element)
+            return seq_of(UNKNOWN)
+        if name == "range":
+            return seq_of(const())
+        if name == "next" and args.positional:
+            return element_of(first) if SEQ in first.kinds else first
+        return UNKNOWN
+
+    def _iterate_value(self, value: Val, value_node: cst.BaseExpression, anchor: cst.CSTNode, how: str, frame: Frame) -> Val:
+        if value.is_definite_tensor:
+            self.emit(ev.Iteration(anchor, value, how, value_node), frame)
+        return _element(value)
+
+    # -- tensor methods
+    def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
+        self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
+        self._device_call(node, name, args, frame)
+        prov = receiver.prov
+        if name == "item":
+            return kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
+        if name == "tolist":
+            return seq_of(kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov), prov=prov)
+        if name in ("numpy", "__array__"):
+            return kind(DDS, prov=prov)
+        if name == "size":
+            if args.positional or "dim" in args.keywords:
+                return kind(SHAPE, prov=prov)
+            return seq_of(kind(SHAPE, prov=prov), "shape_seq", prov=prov).with_(kinds=frozenset({SEQ, SHAPE}))
+        if name in api.SHAPE_METHODS:
+            return kind(SHAPE, prov=prov)
+        if name in api.CONST_METHODS:
+            return const()
+        if name == "type" and not args.positional and not args.keywords:
+            return const()
+        self._size_and_slice_args(node, None, name, args, frame)
+        if name in api.DATA_SHAPE_OPS:
+            self.emit(ev.DataShapeOp(node, f".{name}()", receiver), frame)
+        if name == "repeat_interleave":
+            repeats = args.get(0, "repeats")
+            if repeats is not None and repeats.is_tensor:
+                self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats), frame)
+        if _returns_tuple(name, args, method=True):
+            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+        if name in api.FULL_REDUCTIONS and not args.positional and "dim" not in args.keywords:
+            return kind(TENSOR, "scalar", *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
+        if name in api.BOOL_FUNCS:
+            return kind(TENSOR, "bool", prov=prov)
+        keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
+        return Val(kinds=frozenset({TENSOR}), tags=keep, prov=merge_prov([receiver] + args.all()))
+
+    def _size_and_slice_args(self, node: cst.Call, qual: str | None, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        spec = api.SIZE_FUNCS.get(qual) if qual else api.SIZE_METHODS.get(method or "")
+        if spec is not None:
+            positions, names = spec
+            for param, value, arg_node in args.select(positions, names):
+                elements = list(value.items) if value.items is not None else ([value.elem] if value.elem is not None and not value.has("shape_seq") else [])
+                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements), frame)
+        sspec = None
+        if qual is not None and qual.startswith("torch."):
+            sspec = api.SLICE_FUNCS.get(qual[len("torch."):])
+        elif method is not None:
+            sspec = api.SLICE_METHODS.get(method)
+        if sspec is not None:
+            positions, names = sspec
+            for _, value, arg_node in args.select(positions, names):
+                self.emit(ev.SliceArg(arg_node, qual or f".{method}()", value, arg_node), frame)
+
+    def _device_call(self, node: cst.Call, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        if method in api.DEVICE_METHODS and not isinstance(node.func, cst.Name):
+            self.emit(ev.DeviceString(node, f".{method}()"), frame)
+            return
+        for arg in node.args:
+            is_device_kw = arg.keyword is not None and arg.keyword.value == "device"
+            is_to_positional = method == "to" and arg.keyword is None and arg is node.args[0]
+            is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
+            if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value):
+                self.emit(ev.DeviceString(arg if is_device_kw else node, _device_literal(arg.value) or ""), frame)
+
+
+_SHAPE_KEEPING = {
+    "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
+    "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
+}
+
+
+def _device_literal(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if isinstance(value, str) and value.split(":")[0] in ("cuda", "cpu", "mps", "xpu", "hpu", "npu", "meta"):
+            return value
+        return None
+    if isinstance(node, cst.IfExp):
+        return _device_literal(node.body) or _device_literal(node.orelse)
+    return None
+
+
+def _contains(v: Val, pred: Callable[[Val], bool], depth: int = 0) -> bool:
+    if pred(v):
+        return True
+    if depth > 4:
+        return False
+    if v.items is not None and any(_contains(i, pred, depth + 1) for i in v.items):
+        return True
+    return v.elem is not None and _contains(v.elem, pred, depth + 1)
+
+
+def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:
+    """Does ``torch.name(...)`` (``method=False``) / ``t.name(...)`` return a tuple of tensors?"""
+    if name in api.TUPLE_FUNCS:
+        return True
+    if name in api.TUPLE_WITH_DIM:
+        return len(args.positional) >= (1 if method else 2) or "dim" in args.keywords
+    flags = api.TUPLE_WITH_FLAG.get(name, ())
+    return any(f in args.keywords for f in flags)
+
+
+def _element(value: Val) -> Val:
+    if SEQ in value.kinds or value.items is not None:
+        return element_of(value)
+    if value.is_tensor:
+        return value.with_(tags=value.tags - {"scalar"}, items=None, elem=None)
+    if value.has("modlist"):
+        return value.elem if value.elem is not None else Val(tags=frozenset({"module"}))
+    if value.is_dds or value.is_shape:
+        return value.with_(items=None, elem=None)
+    return UNKNOWN
+
+
+def _describe(value: Val) -> str | None:
+    if value.has("size_tensor"):
+        return "a tensor built from sizes"
+    for k in (DDS, TENSOR, SHAPE):
+        if k in value.kinds and not (k == TENSOR and value.has("maybe_tuple")):
+            return KIND_WORDS[k]
+    return None
+
+
+def _is_generator(fn: cst.FunctionDef) -> bool:
+    from exportlint.analysis.index import iter_statements
+
+    for stmt in iter_statements(fn.body):
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield,)):
+            return True
+    return False
+
+
+def _join_envs(envs: list[dict[str, Val]]) -> dict[str, Val]:
+    if len(envs) == 1:
+        return dict(envs[0])
+    keys: set[str] = set()
+    for e in envs:
+        keys |= e.keys()
+    out: dict[str, Val] = {}
+    for k in keys:
+        vals = [e[k] for e in envs if k in e]
+        out[k] = join(vals)
+    return out
+
+
+def _same_env(a: dict[str, Val], b: dict[str, Val]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(a[k].signature() == b[k].signature() for k in a)
+
+
+_BUILTINS = {
+    "int", "float", "bool", "complex", "len", "range", "list", "tuple", "dict", "set", "frozenset",
+    "enumerate", "zip", "map", "filter", "sorted", "reversed", "min", "max", "sum", "abs", "round",
+    "any", "all", "isinstance", "issubclass", "hasattr", "getattr", "setattr", "callable", "super",
+    "print", "repr", "str", "format", "type", "id", "iter", "next", "divmod", "pow", "vars", "dir",
+    "hash", "locals", "globals",
+}
+
+
+# ====================================================================== arguments
+@dataclass
+class CallArgs:
+    positional: list[Val]
+    keywords: dict[str, Val]
+    nodes: list[cst.BaseExpression]  # positional argument nodes
+    kw_nodes: list[tuple[str, cst.BaseExpression]]
+
+    @classmethod
+    def evaluate(cls, node: cst.Call, interp: Interpreter, frame: Frame) -> "CallArgs":
+        positional: list[Val] = []
+        nodes: list[cst.BaseExpression] = []
+        keywords: dict[str, Val] = {}
+        kw_nodes: list[tuple[str, cst.BaseExpression]] = []
+        for arg in node.args:
+            v = interp.expr(arg.value, frame)
+            if arg.star == "*":
+                if v.is_definite_tensor:
+                    interp.emit(ev.Iteration(arg, v, "*-unpacking", arg.value), frame)
+                if v.items is not None:
+                    positional.extend(v.items)
+                    nodes.extend([arg.value] * len(v.items))
+                else:
+                    positional.append(v)
+                    nodes.append(arg.value)
+            elif arg.star == "**":
+                continue
+            elif arg.keyword is not None:
+                keywords[arg.keyword.value] = v
+                kw_nodes.append((arg.keyword.value, arg.value))
+            else:
+                positional.append(v)
+                nodes.append(arg.value)
+        return cls(positional, keywords, nodes, kw_nodes)
+
+    def all(self) -> list[Val]:
+        return self.positional + list(self.keywords.values())
+
+    def has_tensor(self) -> bool:
+        return any(v.is_tensor or (SEQ in v.kinds and _contains(v, lambda x: x.is_tensor)) for v in self.all())
+
+    def prov(self) -> tuple[Step, ...]:
+        return merge_prov([v for v in self.all() if v.is_data or v.is_shape])
+
+    def get(self, index: int, name: str) -> Val | None:
+        if name in self.keywords:
+            return self.keywords[name]
+        if index < len(self.positional):
+            return self.positional[index]
+        return None
+
+    def select(self, positions: object, names: tuple[str, ...]) -> Iterator[tuple[str, Val, cst.BaseExpression]]:
+        """(parameter, value, node) for the arguments at ``positions`` ("all" or indexes) or
+        passed by one of ``names``."""
+        if positions == "all":
+            if len(self.positional) == 1 or (self.nodes and len(set(map(id, self.nodes))) == 1):
+                if self.positional:
+                    v = self.positional[0] if len(self.positional) == 1 else tuple_of(self.positional)
+                    yield names[0], v, self.nodes[0]
+            elif self.positional:
+                yield names[0], tuple_of(self.positional), self.nodes[0]
+        else:
+            for i in positions:  # type: ignore[union-attr]
+                if i < len(self.positional):
+                    yield (names[i] if i < len(names) else names[0]), self.positional[i], self.nodes[i]
+        for name, n in self.kw_nodes:
+            if name in names:
+                yield name, self.keywords[name], n
+
+
+# ====================================================================== parameters
+def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Interpreter) -> dict[str, Val]:
+    node = ref.node
+    params = node.params
+    env: dict[str, Val] = {}
+    plist = list(params.posonly_params) + list(params.params)
+    if ref.bound_self and plist:
+        first = plist.pop(0)
+        if ref.cls is not None:
+            env[first.name.value] = Val(ref=SelfRef(ref.cls))
+    positional = list(call.positional) if call is not None else []
+    keywords = dict(call.keywords) if call is not None else {}
+    for i, p in enumerate(plist):
+        name = p.name.value
+        if call is None:
+            env[name] = _param_default_kind(p, entry, ref, name, interp)
+        elif i < len(positional):
+            env[name] = positional[i]
+        elif name in keywords:
+            env[name] = keywords.pop(name)
+        else:
+            env[name] = _default_value(p)
+    for p in params.kwonly_params:
+        name = p.name.value
+        if call is None:
+            env[name] = _param_default_kind(p, entry, ref, name, interp)
+        else:
+            env[name] = keywords.pop(name, None) or _default_value(p)
+    star = params.star_arg
+    if isinstance(star, cst.Param):
+        extra = positional[len(plist):] if call is not None else []
+        if call is None:
+            env[star.name.value] = seq_of(kind(TENSOR, "maybe_tuple")) if entry else seq_of(UNKNOWN)
+        else:
+            env[star.name.value] = tuple_of(extra) if extra else seq_of(UNKNOWN)
+    if params.star_kwarg is not None:
+        env[params.star_kwarg.name.value] = seq_of(UNKNOWN)
+    return env
+
+
+def _default_value(p: cst.Param) -> Val:
+    if p.default is None:
+        return UNKNOWN
+    if isinstance(p.default, cst.Name) and p.default.value == "None":
+        return kind(NONE)
+    return const()
+
+
+def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
+    """Kind of a parameter when nobody passes it: the forward's inputs, or an uncalled nested function."""
+    if not entry:
+        return UNKNOWN
+    ann = p.annotation.annotation if p.annotation is not None else None
+    if ann is not None:
+        text = ref.file.code(ann).replace(" ", "")
+        head = text.split("[", 1)[0]
+        inner = text[len(head) + 1 : -1] if "[" in text else ""
+        if head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text:
+            text = inner or text.replace("|None", "").replace("None|", "")
+            head = text.split("[", 1)[0]
+        if head in SEQ_ANNOTATIONS or head.endswith(".List") or head.endswith(".Sequence"):
+            return seq_of(kind(TENSOR, "maybe_tuple"))
+        if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
+            return const()
+        if "Tensor" in head:
+            return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`"),))
+        return UNKNOWN
+    default = p.default
+    if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
+        return const()
+    return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`"),))
+
+
+# ====================================================================== self attributes
+_MODULE_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"}
+_TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
+
+
+def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
+    vals: list[Val] = []
+    for c in cls.mro():
+        c.scan_attrs()
+        if attr in c.tensor_attrs:
+            vals.append(kind(TENSOR))
+        for expr in c.attr_exprs.get(attr, []):
+            vals.append(_classify_attr_expr(expr, c))
+        if attr in c.class_consts and not vals:
+            vals.append(const())
+    if not vals:
+        if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
+            return kind(TENSOR)
+        return UNKNOWN
+    return join(vals)
+
+
+_TUPLE_RETURNING_NN = {
+    "RNN", "LSTM", "GRU", "LSTMCell", "MultiheadAttention", "ModuleList", "ModuleDict", "ParameterList",
+    "ParameterDict", "Module",
+}
+
+
+def _module_val(ref: "ClassInfo | str | None") -> Val:
+    """A submodule; ``ref`` is its class (linted set) or qualified name (torch.nn.X)."""
+    tags = {"module"}
+    if isinstance(ref, str) and ref.startswith("torch.nn.") and ref.rsplit(".", 1)[-1] not in _TUPLE_RETURNING_NN:
+        tags.add("tensor_module")
+    return Val(tags=frozenset(tags), ref=ref if isinstance(ref, ClassInfo) else None)
+
+
+def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:
+    fi = cls.file
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
+        return const()
+    if isinstance(expr, cst.Name):
+        if expr.value == "None":
+            return kind(NONE)
+        return const()
+    if isinstance(expr, cst.IfExp):
+        return join([_classify_attr_expr(expr.body, cls), _classify_attr_expr(expr.orelse, cls)])
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]
+        if parts and all(p.has("module") for p in parts):
+            return Val(tags=frozenset({"modlist"}), elem=join(parts))
+        return const() if all(CONST in p.kinds for p in parts) else UNKNOWN
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        inner = _classify_attr_expr(expr.elt, cls)
+        return Val(tags=frozenset({"modlist"}), elem=inner) if inner.has("module") else UNKNOWN
+    if isinstance(expr, cst.Call):
+        qual = fi.qualify(expr.func)
+        name = dotted(expr.func) or ""
+        if qual in _TENSOR_WRAPPERS:
+            return kind(TENSOR)
+        if qual in _MODULE_CONTAINERS:
+            elem = _classify_attr_expr(expr.args[0].value, cls).elem if expr.args else None
+            if qual.endswith("Sequential"):
+                if expr.args and expr.args[0].star == "*":
+                    elem = _classify_attr_expr(expr.args[0].value, cls).elem
+                else:
+                    parts = [_classify_attr_expr(a.value, cls) for a in expr.args]
+                    elem = join(parts) if parts else None
+                return Val(tags=frozenset({"modlist", "module", "tensor_module"}), elem=elem)
+            return Val(tags=frozenset({"modlist"}), elem=elem or Val(tags=frozenset({"module"})))
+        if qual == "torch.nn.ParameterList":
+            return seq_of(kind(TENSOR))
+        if qual is not None and qual.startswith("torch."):
+            last = qual.rsplit(".", 1)[-1]
+            if last[:1].isupper():
+                return _module_val(qual)
+            return kind(TENSOR) if not qual.startswith(api.NON_TENSOR_PREFIXES) and qual not in api.NON_TENSOR_FUNCS else const()
+        if qual is not None and qual.split(".")[0] in api.MATH_ROOTS:
+            return const()
+        target = fi.classes.get(name)
+        if target is None and qual is not None and fi.project is not None:
+            target = fi.project.find_class(qual)
+        if target is not None:
+            return _module_val(target) if target.is_module() else UNKNOWN
+        last = name.rsplit(".", 1)[-1] if name else ""
+        if last[:1].isupper() or last.endswith(("layer", "Layer", "norm", "act", "block", "Block")):
+            return _module_val(None)
+        if name in ("int", "float", "bool", "str", "tuple", "list", "len", "min", "max", "round"):
+            return const()
+        return UNKNOWN
+    return UNKNOWN

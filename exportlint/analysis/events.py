@@ -1,0 +1,117 @@
+"""Events the dataflow hands to the rules.
+
+Each event names a syntactic situation in export-reachable code together with the abstract
+values involved; a rule only decides whether that situation is a finding for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from exportlint.analysis.values import Val
+
+
+@dataclass
+class Event:
+    node: cst.CSTNode  # where a finding is reported
+
+
+@dataclass
+class MethodCall(Event):
+    """``receiver.name(args)`` where ``receiver`` is a value (not a module path)."""
+
+    name: str
+    receiver: Val
+    receiver_node: cst.BaseExpression
+    args: list[Val] = field(default_factory=list)
+    kwargs: dict[str, Val] = field(default_factory=dict)
+
+
+@dataclass
+class FunctionCall(Event):
+    """A call of a qualified function (``torch.tensor``, ``numpy.sqrt``, builtin ``int``)."""
+
+    qual: str
+    args: list[Val] = field(default_factory=list)
+    kwargs: dict[str, Val] = field(default_factory=dict)
+    arg_nodes: list[cst.BaseExpression] = field(default_factory=list)
+
+
+@dataclass
+class Branch(Event):
+    """Python control flow decided by ``cond``: ``kind`` is if / elif / while / ifexp /
+    assert / comprehension-if."""
+
+    kind: str
+    cond: Val
+    cond_node: cst.BaseExpression
+
+
+@dataclass
+class CountedLoop(Event):
+    """``for ... in range(args)``."""
+
+    counts: list[tuple[cst.BaseExpression, Val]]
+
+
+@dataclass
+class Iteration(Event):
+    """Python iterates ``value`` (a for loop, comprehension, list()/zip()…, unpacking, ``*x``)."""
+
+    value: Val
+    how: str
+    value_node: cst.BaseExpression
+
+
+@dataclass
+class Index(Event):
+    """A subscript ``value[...]``: ``bounds`` are slice bounds, ``indices`` plain indices."""
+
+    value: Val
+    bounds: list[tuple[cst.BaseExpression, Val]]
+    indices: list[tuple[cst.BaseExpression, Val]]
+    store: bool
+
+
+@dataclass
+class SliceArg(Event):
+    """A size / offset argument of ``narrow`` / ``split`` (``op``)."""
+
+    op: str
+    value: Val
+    arg_node: cst.BaseExpression
+
+
+@dataclass
+class SizeArg(Event):
+    """A size or scale-factor argument (``param``) of ``op``."""
+
+    op: str
+    param: str
+    value: Val  # the argument as a whole
+    elements: list[Val]  # its elements when it is a tuple/list (or the starred sequence)
+
+
+@dataclass
+class DataShapeOp(Event):
+    """An op whose output shape depends on data (``nonzero``, ``x[mask]`` loads, …)."""
+
+    op: str
+    operand: Val | None = None
+
+
+@dataclass
+class DeviceString(Event):
+    """A hard-coded device: ``.cuda()``, ``.to("cuda")``, ``device="cpu"`` …"""
+
+    text: str
+
+
+@dataclass
+class AutogradApply(Event):
+    """``Fn.apply(...)`` for a custom ``torch.autograd.Function`` subclass."""
+
+    cls: Any

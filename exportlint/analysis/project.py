@@ -1,0 +1,132 @@
+"""The linted set: which file is which module, and lazy, cached access to their indexes.
+
+A ``Project`` is cheap to build and to pickle (paths only); a worker process loads the
+files it needs on first use, so following ``from .layers import Block`` parses
+``layers.py`` at most once per process.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import libcst as cst
+
+from exportlint.analysis.index import ClassInfo, FileIndex
+
+
+def module_name_for(path: str) -> str:
+    """Dotted module name of ``path``: the stem plus every enclosing package directory."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, pkg = os.path.split(directory)
+        parts.append(pkg)
+        if not pkg:
+            break
+    return ".".join(reversed(parts)) or stem
+
+
+class Project:
+    def __init__(self, paths: list[str] | tuple[str, ...] = ()) -> None:
+        self.paths = [os.path.abspath(p) for p in paths]
+        self._by_module: dict[str, str] | None = None
+        self._indexes: dict[str, FileIndex | None] = {}
+        self._reader: Callable[[str], str | None] = _read_source
+
+    def __getstate__(self) -> dict:
+        return {"paths": self.paths}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["paths"])  # type: ignore[misc]
+
+    # -- module names ---------------------------------------------------------------------------
+    def _modules(self) -> dict[str, str]:
+        if self._by_module is None:
+            self._by_module = {}
+            for p in self.paths:
+                self._by_module.setdefault(module_name_for(p), p)
+        return self._by_module
+
+    def package_of(self, path: str, level: int) -> str | None:
+        """The package a relative import of ``level`` dots in ``path`` refers to."""
+        name = module_name_for(path)
+        parts = name.split(".")
+        if os.path.basename(path) != "__init__.py":
+            parts = parts[:-1]
+        drop = level - 1
+        if drop > len(parts):
+            return None
+        parts = parts[: len(parts) - drop] if drop else parts
+        return ".".join(parts) or None
+
+    def path_of_module(self, module: str) -> str | None:
+        mods = self._modules()
+        if module in mods:
+            return mods[module]
+        suffix = "." + module
+        for name, p in mods.items():
+            if name.endswith(suffix):
+                return p
+        return None
+
+    # -- indexes -----------------------------------------------------------------------------------
+    def register(self, index: FileIndex) -> None:
+        self._indexes[os.path.abspath(index.path)] = index
+
+    def index(self, path: str) -> FileIndex | None:
+        path = os.path.abspath(path)
+        if path not in self._indexes:
+            self._indexes[path] = None  # guards against import cycles while loading
+            text = self._reader(path)
+            if text is not None:
+                try:
+                    module = cst.parse_module(text)
+                except Exception:
+                    return None
+                self._indexes[path] = FileIndex(path, module, self)
+        return self._indexes[path]
+
+    def _split(self, qual: str) -> tuple[FileIndex, str] | None:
+        """(index of the defining module, remaining attribute path) for a qualified name."""
+        parts = qual.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            p = self.path_of_module(".".join(parts[:cut]))
+            if p is not None:
+                idx = self.index(p)
+                if idx is not None:
+                    return idx, ".".join(parts[cut:])
+        return None
+
+    def find_class(self, qual: str, _depth: int = 0) -> ClassInfo | None:
+        found = self._split(qual)
+        if found is None or _depth > 5:
+            return None
+        idx, name = found
+        if name in idx.classes:
+            return idx.classes[name]
+        if name in idx.imports and idx.imports[name] != qual:  # re-export
+            return self.find_class(idx.imports[name], _depth + 1)
+        return None
+
+    def find_function(self, qual: str, _depth: int = 0) -> tuple[FileIndex, cst.FunctionDef] | None:
+        found = self._split(qual)
+        if found is None or _depth > 5:
+            return None
+        idx, name = found
+        if name in idx.functions:
+            return idx, idx.functions[name]
+        if name in idx.imports and idx.imports[name] != qual:
+            return self.find_function(idx.imports[name], _depth + 1)
+        return None
+
+
+def _read_source(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return data.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,164 @@
+"""What the dataflow knows about torch, numpy and Python builtins: one table per fact.
+
+Rules never consult these tables; the interpreter does, and hands rules values and events.
+"""
+
+from __future__ import annotations
+
+# Predicates that are True only while exporting / tracing / compiling (family I).
+EXPORT_MODE_FUNCS = {
+    "torch.onnx.is_in_onnx_export",
+    "torch.jit.is_tracing",
+    "torch.jit.is_scripting",
+    "torch.jit._trace.is_tracing",
+    "torch._C._get_tracing_state",
+    "torch.compiler.is_exporting",
+    "torch.compiler.is_compiling",
+    "torch.compiler.is_dynamo_compiling",
+    "torch._dynamo.is_compiling",
+    "torch._utils.is_compiling",
+}
+
+# torch functions whose result is not a tensor (and carries no data).
+NON_TENSOR_FUNCS = {
+    "torch.is_tensor",
+    "torch.is_floating_point",
+    "torch.is_complex",
+    "torch.is_storage",
+    "torch.is_grad_enabled",
+    "torch.is_inference_mode_enabled",
+    "torch.is_autocast_enabled",
+    "torch.get_default_dtype",
+    "torch.get_autocast_gpu_dtype",
+    "torch.device",
+    "torch.dtype",
+    "torch.finfo",
+    "torch.iinfo",
+    "torch.typename",
+    "torch.no_grad",
+    "torch.enable_grad",
+    "torch.inference_mode",
+    "torch.autocast",
+    "torch.cuda.is_available",
+    "torch.cuda.device_count",
+    "torch.cuda.current_device",
+    "torch.cuda.amp.autocast",
+    "torch.amp.autocast",
+    "torch.backends.mps.is_available",
+    "torch.get_num_threads",
+    "torch.promote_types",
+    "torch.result_type",
+    "torch.can_cast",
+}
+NON_TENSOR_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.")
+
+# Functions (torch.X) and methods (t.X) returning a tuple of tensors.
+TUPLE_FUNCS = {
+    "unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+    "topk", "sort", "meshgrid", "broadcast_tensors", "kthvalue", "mode", "aminmax",
+    "frexp", "std_mean", "var_mean", "histogram", "slogdet", "lu", "qr", "svd", "eig", "eigh",
+    "lstsq", "geqrf", "cummax", "cummin", "atleast_1d" , "unique_consecutive_with_counts",
+}
+# ... only with a dim argument (``x.max()`` is a tensor, ``x.max(1)`` a (values, indices) pair).
+TUPLE_WITH_DIM = {"max", "min", "median", "nanmedian"}
+# ... only with a flag: ``unique(return_inverse=True)``, ``nonzero(as_tuple=True)``.
+TUPLE_WITH_FLAG = {
+    "unique": ("return_inverse", "return_counts"),
+    "unique_consecutive": ("return_inverse", "return_counts"),
+    "nonzero": ("as_tuple",),
+}
+
+# Reductions that give a 0-d tensor when called without a dim.
+FULL_REDUCTIONS = {
+    "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "all", "any",
+    "norm", "std", "var", "median", "count_nonzero", "logsumexp", "nansum", "nanmean",
+}
+
+# Tensor methods / attributes that are not tensors.
+SHAPE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "__len__"}
+SHAPE_ATTRS = {"shape", "ndim"}
+CONST_METHODS = {
+    "is_floating_point", "is_complex", "is_contiguous", "element_size", "get_device", "data_ptr",
+    "stride", "storage_offset", "is_signed", "has_names", "is_pinned", "is_shared", "is_set_to",
+    "__repr__",
+}
+CONST_ATTRS = {
+    "dtype", "device", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta", "is_leaf",
+    "requires_grad", "layout", "names", "is_mps", "itemsize", "nbytes", "is_nested",
+}
+TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "grad", "real", "imag"}
+
+# Tensor constructors whose *data* argument is traced as a constant (EXL011).
+TENSOR_CTORS = {
+    "torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.asarray",
+    "torch.LongTensor", "torch.FloatTensor", "torch.IntTensor", "torch.BoolTensor",
+    "torch.DoubleTensor", "torch.HalfTensor", "torch.ByteTensor", "torch.ShortTensor",
+    "torch.CharTensor", "torch.BFloat16Tensor",
+    "torch.cuda.LongTensor", "torch.cuda.FloatTensor", "torch.cuda.IntTensor",
+}
+# Legacy constructors also accept sizes: ``torch.LongTensor(2, 3)`` (not data).
+LEGACY_CTORS = TENSOR_CTORS - {"torch.tensor", "torch.as_tensor", "torch.asarray"}
+
+# Stacking ops: a stack of sizes is a size tensor.
+STACK_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"}
+
+# Ops whose output shape depends on data (EXL032).
+DATA_SHAPE_OPS = {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select"}
+
+# Which arguments are sizes: name -> (positional indexes or "all", keyword names).
+SIZE_FUNCS: dict[str, tuple[object, tuple[str, ...]]] = {
+    "torch.nn.functional.interpolate": ((1, 2), ("size", "scale_factor")),
+    "torch.nn.functional.upsample": ((1, 2), ("size", "scale_factor")),
+    "torch.nn.functional.upsample_nearest": ((1, 2), ("size", "scale_factor")),
+    "torch.nn.functional.upsample_bilinear": ((1, 2), ("size", "scale_factor")),
+    "torch.nn.functional.adaptive_avg_pool2d": ((1,), ("output_size",)),
+    "torch.nn.functional.adaptive_max_pool2d": ((1,), ("output_size",)),
+    "torch.reshape": ((1,), ("shape",)),
+    "torch.zeros": ("all", ("size",)),
+    "torch.ones": ("all", ("size",)),
+    "torch.empty": ("all", ("size",)),
+    "torch.rand": ("all", ("size",)),
+    "torch.randn": ("all", ("size",)),
+    "torch.full": ((0,), ("size",)),
+    "torch.broadcast_to": ((1,), ("size",)),
+}
+SIZE_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {
+    "view": ("all", ("size",)),
+    "reshape": ("all", ("shape",)),
+    "expand": ("all", ("size",)),
+    "new_zeros": ((0,), ("size",)),
+    "new_ones": ((0,), ("size",)),
+    "new_empty": ((0,), ("size",)),
+    "new_full": ((0,), ("size",)),
+    "broadcast_to": ((0,), ("size",)),
+}
+# Arguments that are slice sizes / offsets (EXL030).
+SLICE_FUNCS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "narrow": ((2, 3), ("start", "length")),
+    "split": ((1,), ("split_size_or_sections",)),
+    "split_with_sizes": ((1,), ("split_sizes",)),
+    "tensor_split": ((1,), ("indices_or_sections", "sections", "indices")),
+}
+SLICE_METHODS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "narrow": ((1, 2), ("start", "length")),
+    "split": ((0,), ("split_size", "split_size_or_sections")),
+    "split_with_sizes": ((0,), ("split_sizes",)),
+    "tensor_split": ((0,), ("indices_or_sections", "sections", "indices")),
+}
+
+# Calls producing boolean tensors (for boolean-mask indexing).
+BOOL_FUNCS = {
+    "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "eq", "ne", "gt", "ge", "lt", "le", "greater", "less", "greater_equal", "less_equal",
+    "isin", "bool", "signbit", "isclose", "not_equal",
+}
+
+NUMPY_ROOTS = ("numpy",)
+HOST_NUMPY = {"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray"}
+MATH_ROOTS = ("math", "random", "numpy")
+
+# Python builtins that iterate their (first / every) argument.
+ITERATING_BUILTINS = {"list", "tuple", "enumerate", "zip", "sorted", "reversed", "set", "frozenset", "map", "filter", "any", "all", "sum", "iter"}
+CONVERTERS = {"int", "float", "bool", "complex"}
+
+DEVICE_METHODS = {"cuda", "cpu"}

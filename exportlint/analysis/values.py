@@ -1,0 +1,196 @@
+"""Abstract values of the dataflow: what an expression is, and where that came from.
+
+A :class:`Val` carries a set of *kinds* (a value may be several after a branch join):
+
+* ``const``  – literals, config attributes, module constants;
+* ``shape``  – derived from a tensor's shape (``x.shape[0]``, ``x.size(1) // 2``, ``len(x)``);
+* ``tensor`` – a tensor value;
+* ``dds``    – a data-dependent Python scalar (``.item()``, ``int(t)``, ``.tolist()`` elements);
+* ``none``   – ``None``;
+* ``seq``    – a Python list/tuple (``items`` when its structure is known, ``elem`` otherwise).
+
+and *tags* that rules read: ``maybe_tuple`` (a submodule's or unknown callee's result: a
+tensor or a tuple of them — never treated as iterable-tensor), ``bool`` (a boolean tensor),
+``scalar`` (a 0-d tensor), ``size_tensor`` (a tensor holding sizes), ``shape_seq``
+(``x.shape``), ``export_mode`` (an is-exporting predicate), ``module`` / ``modlist``.
+Empty kinds = unknown: nothing is ever reported about unknown values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+CONST, SHAPE, TENSOR, DDS, NONE, SEQ = "const", "shape", "tensor", "dds", "none", "seq"
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One provenance step: ``message`` about ``node`` in file ``file`` (a FileIndex)."""
+
+    file: Any
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class Val:
+    kinds: frozenset[str] = _EMPTY
+    tags: frozenset[str] = _EMPTY
+    prov: tuple[Step, ...] = ()
+    items: tuple["Val", ...] | None = None
+    elem: "Val | None" = None
+    ref: Any = None  # a callable / class / module path / self marker
+
+    # -- predicates -----------------------------------------------------------------------
+    @property
+    def is_tensor(self) -> bool:
+        return TENSOR in self.kinds
+
+    @property
+    def is_definite_tensor(self) -> bool:
+        """A tensor and nothing else we know of: safe to call iterating it a tensor iteration."""
+        return TENSOR in self.kinds and "maybe_tuple" not in self.tags and SEQ not in self.kinds
+
+    @property
+    def is_dds(self) -> bool:
+        return DDS in self.kinds
+
+    @property
+    def is_data(self) -> bool:
+        """A tensor value or a data-dependent scalar."""
+        return TENSOR in self.kinds or DDS in self.kinds
+
+    @property
+    def is_shape(self) -> bool:
+        return SHAPE in self.kinds
+
+    def has(self, tag: str) -> bool:
+        return tag in self.tags
+
+    # -- construction ------------------------------------------------------------------------
+    def with_(self, **changes: Any) -> "Val":
+        d = dict(kinds=self.kinds, tags=self.tags, prov=self.prov, items=self.items, elem=self.elem, ref=self.ref)
+        d.update(changes)
+        return Val(**d)
+
+    def add_step(self, step: Step) -> "Val":
+        return self.with_(prov=_cap(self.prov + (step,)))
+
+    def signature(self) -> tuple:
+        """What a callee's analysis depends on (used as a memo key)."""
+        return (
+            self.kinds,
+            self.tags,
+            tuple(i.signature() for i in self.items) if self.items is not None else None,
+            self.elem.signature() if self.elem is not None else None,
+            id(self.ref) if self.ref is not None and not isinstance(self.ref, str) else self.ref,
+        )
+
+    def same(self, other: "Val") -> bool:
+        return self.signature() == other.signature() and self.prov == other.prov
+
+
+UNKNOWN = Val()
+
+
+def const(prov: tuple[Step, ...] = ()) -> Val:
+    return Val(kinds=frozenset({CONST}), prov=prov)
+
+
+def kind(k: str, *tags: str, prov: tuple[Step, ...] = ()) -> Val:
+    return Val(kinds=frozenset({k}), tags=frozenset(tags), prov=prov)
+
+
+def seq_of(elem: Val, *tags: str, prov: tuple[Step, ...] = ()) -> Val:
+    return Val(kinds=frozenset({SEQ}), tags=frozenset(tags), elem=elem, prov=prov)
+
+
+def tuple_of(items: list[Val] | tuple[Val, ...], *tags: str) -> Val:
+    return Val(kinds=frozenset({SEQ}), tags=frozenset(tags), items=tuple(items))
+
+
+MAX_STEPS = 4
+
+
+def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
+    # Deduplicate, keep the origin and the most recent steps.
+    seen: set[tuple[int, str]] = set()
+    out: list[Step] = []
+    for s in prov:
+        key = (id(s.node), s.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    if len(out) > MAX_STEPS:
+        out = out[:1] + out[-(MAX_STEPS - 1) :]
+    return tuple(out)
+
+
+def merge_prov(vals: list[Val]) -> tuple[Step, ...]:
+    acc: tuple[Step, ...] = ()
+    for v in vals:
+        acc += v.prov
+    return _cap(acc)
+
+
+def element_of(v: Val) -> Val:
+    """The value of one element when iterating / indexing a sequence."""
+    if v.items:
+        return join(list(v.items))
+    if v.elem is not None:
+        return v.elem
+    return UNKNOWN
+
+
+def join(vals: list[Val]) -> Val:
+    """Least upper bound at control-flow merges (union of kinds and tags)."""
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return UNKNOWN
+    if len(vals) == 1:
+        return vals[0]
+    first = vals[0]
+    if all(v.same(first) for v in vals[1:]):
+        return first
+    kinds = frozenset().union(*(v.kinds for v in vals))
+    tags = frozenset().union(*(v.tags for v in vals))
+    items = None
+    if all(v.items is not None for v in vals) and len({len(v.items) for v in vals}) == 1:  # type: ignore[arg-type]
+        items = tuple(join([v.items[i] for v in vals]) for i in range(len(vals[0].items)))  # type: ignore[index]
+    elems = [v.elem for v in vals if v.elem is not None]
+    elem = join(elems) if elems else None
+    refs = {id(v.ref) for v in vals}
+    ref = first.ref if len(refs) == 1 else None
+    return Val(kinds=kinds, tags=tags, prov=merge_prov(vals), items=items, elem=elem, ref=ref)
+
+
+def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
+    """Result of arithmetic / a computation over operands: the most data-like kind wins
+    (a tensor op on a data-dependent scalar is a tensor; shape math stays shape)."""
+    kinds: set[str] = set()
+    for v in vals:
+        kinds |= v.kinds
+    if SEQ in kinds and all(SEQ in v.kinds or CONST in v.kinds for v in vals):
+        return join(vals)  # list concatenation / repetition
+    if TENSOR in kinds:
+        k = TENSOR
+    elif DDS in kinds:
+        k = DDS
+    elif SHAPE in kinds:
+        k = SHAPE
+    elif kinds and kinds <= {CONST, NONE}:
+        k = CONST
+    else:
+        return Val(prov=merge_prov(vals))
+    keep = {"size_tensor"} if k == TENSOR or k == DDS else set()
+    tags = {t for v in vals for t in v.tags if t in keep} | set(extra_tags)
+    if k == TENSOR and any(v.is_tensor and v.has("maybe_tuple") for v in vals) and not any(
+        v.is_definite_tensor for v in vals
+    ):
+        tags.add("maybe_tuple")
+    return Val(kinds=frozenset({k}), tags=frozenset(tags), prov=merge_prov(vals))

@@ -1,0 +1,314 @@
+"""Parent side: turn the worker's results into verdicts on static findings, new findings and rows.
+
+A failure or divergence is tied to a finding when one of its user locations falls on the
+finding's lines or on the finding's provenance chain (the failing line is often where a value
+is *consumed*: ``max(t.item(), eps)`` fails on the ``max`` line, the finding may be at
+``.item()``), and also to every finding whose line is on the provenance of a finding tied that
+way.  Exporters that failed elsewhere are judged with the eager run's line order: lines first
+run before the failure were captured by the exporter, the others never reached it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from exportlint.catalogue import CATALOGUE
+from exportlint.diagnostics import Diagnostic, FileReport, Severity, Target
+
+SETUP_CODE = "EXL092" if "EXL092" in CATALOGUE else "EXL090"
+RANK = {"confirmed": 5, "diverges": 4, "not-verifiable": 3, "passes": 2, "not-reached": 1}
+FAILED = ("failed", "out-of-memory", "timeout", "crashed")
+_LOWER = {Severity.ERROR: Severity.WARNING, Severity.WARNING: Severity.INFO, Severity.INFO: Severity.INFO}
+_HINTS = {
+    "EXL090": "The exporter could not capture this line: rewrite it with tensor operations "
+              "(see the rule's documentation), or keep it out of the exported path.",
+    "EXL091": "The exported artifact computes something else than eager here: keep the value a "
+              "tensor (no Python numbers, branches or constants taken from the example).",
+    "setup": "Make the model runnable without arguments: a build() factory and example_inputs() "
+             "in the model file, or --model FILE:Factory and --input SHAPE.",
+}
+
+Loc = tuple[str, int]
+
+
+def real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+@dataclass
+class Verdict:
+    status: str
+    exporter: str | None
+    message: str
+    max_abs_diff: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "exporter": self.exporter, "message": self.message,
+                "max_abs_diff": self.max_abs_diff}
+
+
+class Judge:
+    """Collects verdicts over all model runs, then writes them into the diagnostics."""
+
+    def __init__(self, reports: list[FileReport], target: Target) -> None:
+        self.reports = reports
+        self.target = target
+        self.by_path = {real(r.path): r for r in reports}
+        self.verdicts: dict[int, Verdict] = {}
+        self.new: dict[tuple[str, int, str], Diagnostic] = {}
+        self.rows: list[dict[str, Any]] = []
+        self._lines: dict[str, list[str]] = {}
+
+    # -- public --------------------------------------------------------------------------------
+
+    def add_run(self, where: str, file: Path, result: dict) -> None:
+        """Judge every static finding against one model file's run."""
+        run = _Run(result, real(str(file)))
+        self.rows += _rows(where, result)
+        scope = [d for r in self.reports for d in r.diagnostics
+                 if real(d.path) in run.executed or real(d.path) == run.file]
+        if result.get("error"):
+            self._setup_failed(run, result["error"], scope)
+            return
+        for d in scope:
+            self._offer(d, run.judge(d))
+        for outcome in run.outcomes:
+            self._new_findings(run, outcome, scope)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Write ``.dynamic`` on every diagnostic, add the new ones; return the summary rows."""
+        for report in self.reports:
+            for d in report.diagnostics:
+                v = self.verdicts.get(id(d)) or Verdict(
+                    "not-reached", None, "no model run by the dynamic pass executed this line")
+                if v.status == "passes" and d.severity is not Severity.INFO:
+                    lower = _LOWER[d.severity]
+                    v.message += f"; severity lowered from {d.severity.value} to {lower.value}"
+                    d.severity = lower
+                d.dynamic = v.as_dict()
+        for d in self.new.values():
+            report = self._report_for(d.path)
+            report.diagnostics.append(d)
+            report.diagnostics.sort(key=Diagnostic.sort_key)
+        return self.rows
+
+    # -- verdict bookkeeping -------------------------------------------------------------------
+
+    def _offer(self, d: Diagnostic, v: Verdict | None) -> None:
+        old = self.verdicts.get(id(d))
+        if v is not None and (old is None or RANK[v.status] > RANK[old.status]):
+            self.verdicts[id(d)] = v
+
+    def _setup_failed(self, run: "_Run", error: dict, scope: list[Diagnostic]) -> None:
+        points = [(real(p), int(ln)) for p, ln, *_ in error.get("points", [])]
+        hit = _tied(scope, points)
+        kind = error["kind"]
+        for d in scope:
+            if id(d) in hit and kind == "cuda":
+                msg = f"cannot be checked on this machine: {error['message']}"
+            elif id(d) in hit:
+                msg = error["message"]
+            else:
+                msg = f"the dynamic pass could not check this: {error['message']}"
+            self._offer(d, Verdict("not-verifiable", None, msg))
+        if hit and kind in ("cuda", "eager"):
+            return
+        where = points[0] if points else run.forward
+        self._add_new(SETUP_CODE, where, error["message"], None,
+                      Verdict("not-verifiable", None, error["message"]))
+
+    def _new_findings(self, run: "_Run", o: dict, scope: list[Diagnostic]) -> None:
+        if o["status"] in FAILED:
+            code, locs, status = "EXL090", run.points(o), "confirmed"
+            text = f"{o['exporter']} failed: {_exc_text(o)}"
+        elif o["status"] == "diverges":
+            code, locs, status = "EXL091", run.implicated(o), "diverges"
+            text = f"{o['exporter']}: {o['message']}" + _reason(o)
+        else:
+            return
+        if locs and _tied(scope, locs):
+            return
+        where = locs[0] if locs else run.forward
+        if not locs:
+            text += " (no user line could be recovered; reported at forward)"
+        self._add_new(code, where, text, o["exporter"],
+                      Verdict(status, o["exporter"], text, o.get("max_abs_diff")))
+
+    def _add_new(self, code: str, where: Loc, message: str, exporter: str | None,
+                 verdict: Verdict) -> None:
+        path, line = where
+        key = (path, line, code)
+        if key in self.new:
+            old = self.new[key]
+            if exporter and exporter not in (old.dynamic or {}).get("message", ""):
+                old.message += f"; {message}"
+            return
+        rule = CATALOGUE[code]
+        text = self._line(path, line)
+        indent = len(text) - len(text.lstrip())
+        d = Diagnostic(
+            path=self._report_for(path).path, line=line, column=indent + 1, end_line=line,
+            end_column=max(len(text.rstrip()), indent) + 1, code=code, name=rule.name,
+            severity=rule.severity(self.target), target=self.target, message=message,
+            hint=_HINTS["setup" if code == SETUP_CODE and verdict.status == "not-verifiable"
+                        else code], url=rule.url)
+        d.dynamic = verdict.as_dict()
+        self.new[key] = d
+
+    def _line(self, path: str, line: int) -> str:
+        if path not in self._lines:
+            try:
+                self._lines[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self._lines[path] = []
+        lines = self._lines[path]
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def _report_for(self, path: str) -> FileReport:
+        key = real(path)
+        if key not in self.by_path:
+            rel = os.path.relpath(key)
+            report = FileReport(path=key if rel.startswith("..") else rel)
+            self.reports.append(report)
+            self.by_path[key] = report
+        report = self.by_path[key]
+        if report.lines is None:
+            self._line(key, 1)
+            report.lines = self._lines[key]
+        return report
+
+
+# -- one model run -----------------------------------------------------------------------------
+
+
+class _Run:
+    def __init__(self, result: dict, file: str) -> None:
+        self.file = file
+        self.executed: dict[str, dict[int, int]] = {
+            real(p): {int(ln): int(i) for ln, i in pairs if ln > 0}
+            for p, pairs in (result.get("executed") or {}).items()}
+        fwd = result.get("forward")
+        self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
+        self.outcomes: list[dict] = result.get("exporters") or []
+
+    @staticmethod
+    def points(o: dict) -> list[Loc]:
+        return [(real(p), int(ln)) for p, ln, *_ in o.get("points", [])]
+
+    @staticmethod
+    def implicated(o: dict) -> list[Loc]:
+        return [(real(p), int(ln)) for p, ln, *_ in o.get("implicated", [])]
+
+    def order(self, d: Diagnostic) -> int | None:
+        lines = self.executed.get(real(d.path), {})
+        hits = [lines[ln] for ln in range(d.line, d.end_line + 1) if ln in lines]
+        return min(hits) if hits else None
+
+    def judge(self, d: Diagnostic) -> Verdict | None:
+        reached = self.order(d) is not None
+        per = [(o, self._classify(d, o)) for o in self.outcomes if o["status"] != "unavailable"]
+        for status in ("confirmed", "diverges"):
+            hits = [(o, why) for o, (kind, why) in per if kind == status]
+            if hits:
+                o = hits[0][0]
+                also = [h[0]["exporter"] for h in hits[1:]]
+                text = hits[0][1] + (f" (also {', '.join(also)})" if also else "")
+                return Verdict(status, o["exporter"], text, o.get("max_abs_diff"))
+        if not reached:
+            return Verdict("not-reached", None, "the example input did not execute this line; give "
+                           "an input that reaches it (--input or example_inputs())")
+        unknown = [(o, why) for o, (kind, why) in per if kind == "unknown"]
+        if unknown:
+            return Verdict("not-verifiable", unknown[0][0]["exporter"], unknown[0][1])
+        passed = [o["exporter"] for o, (kind, _) in per if kind == "pass"]
+        stopped = [why for _, (kind, why) in per if kind == "stopped"]
+        if passed:
+            text = f"ran under {', '.join(passed)} without problems"
+            text += "".join(f"; {s}" for s in stopped) + _warned_here(d, self.outcomes)
+            return Verdict("passes", passed[0], text)
+        if stopped:
+            return Verdict("not-verifiable", None, "; ".join(stopped))
+        return Verdict("not-verifiable", None, "no exporter could be run on this machine")
+
+    def _classify(self, d: Diagnostic, o: dict) -> tuple[str, str]:
+        if o["status"] == "ok":
+            return "pass", ""
+        failed = o["status"] in FAILED
+        locs = self.points(o) if failed else self.implicated(o)
+        if locs and id(d) in _tied([d], locs, extra=self._all_known):
+            if failed:
+                return "confirmed", _exc_text(o)
+            return "diverges", (o["message"] or "the artifact disagrees with eager") + _reason(o, d)
+        verb = "failed" if failed else "diverges from eager"
+        if not locs:
+            return "unknown", (f"{o['exporter']} {verb} without naming a line "
+                               f"({_exc_text(o) if failed else o['message']}); this may be the cause")
+        where = min((self.executed.get(p, {}).get(ln), (p, ln)) for p, ln in locs
+                    if ln in self.executed.get(p, {})) if any(
+            ln in self.executed.get(p, {}) for p, ln in locs) else None
+        if not failed or where is None or (self.order(d) or 0) < where[0]:
+            return "pass", ""
+        return "stopped", f"{o['exporter']} failed earlier, at line {where[1][1]}, before reaching this line"
+
+    _all_known: list[Diagnostic] = []
+
+
+def _tied(diags: Iterable[Diagnostic], locs: Iterable[Loc], extra: Iterable[Diagnostic] = ()) -> set[int]:
+    """ids of ``diags`` tied to any of ``locs``: on the lines, on the provenance chain, or on the
+    provenance of a diagnostic (among ``diags`` and ``extra``) that is on the lines."""
+    locs = set(locs)
+    pool = list(diags)
+    everyone = pool + [d for d in extra if all(d is not p for p in pool)]
+    direct = [d for d in everyone if _span(d) & locs or _provenance(d) & locs]
+    chained = set().union(*(_provenance(d) for d in direct)) if direct else set()
+    direct_ids = {id(d) for d in direct}
+    return {id(d) for d in pool if id(d) in direct_ids or _span(d) & chained}
+
+
+def _span(d: Diagnostic) -> set[Loc]:
+    p = real(d.path)
+    return {(p, ln) for ln in range(d.line, max(d.end_line, d.line) + 1)}
+
+
+def _provenance(d: Diagnostic) -> set[Loc]:
+    return {(real(n.path) if n.path else real(d.path), n.line) for n in d.provenance}
+
+
+def _exc_text(o: dict) -> str:
+    exc = o.get("exception")
+    return f"{exc}: {o['message']}" if exc else str(o["message"])
+
+
+def _reason(o: dict, d: Diagnostic | None = None) -> str:
+    """Why a line is implicated in a divergence (the TracerWarning or TracingCheckError)."""
+    for p, ln, why in o.get("implicated", []):
+        if d is None or (real(p), int(ln)) in _span(d) | _provenance(d):
+            return f" — {why}"
+    return ""
+
+
+def _warned_here(d: Diagnostic, outcomes: list[dict]) -> str:
+    span = _span(d)
+    for o in outcomes:
+        for w in o.get("warnings", []):
+            if (real(w["path"]), int(w["line"])) in span:
+                return (f" ({o['exporter']} warned here: {w['message'][:120]}; its artifact still "
+                        "matched eager on the second input)")
+    return ""
+
+
+def _rows(where: str, result: dict) -> list[dict[str, Any]]:
+    model = result.get("model") or where
+    rows = [{"model": model, "path": where, "exporter": o["exporter"], "status": o["status"],
+             "phase": o.get("phase"), "exception": o.get("exception"),
+             "message": (o.get("message") or None), "seconds": o.get("seconds"),
+             "max_abs_diff": o.get("max_abs_diff")} for o in result.get("exporters") or []]
+    err = result.get("error")
+    if err:
+        rows.append({"model": model, "path": where, "exporter": "setup", "status": "error",
+                     "phase": err["kind"], "exception": err.get("exception"),
+                     "message": err["message"], "seconds": None, "max_abs_diff": None})
+    return rows

@@ -1,0 +1,132 @@
+"""EXL010, EXL020–EXL022, EXL060: Python control flow the exporters cannot keep."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from exportlint.analysis import events as ev
+from exportlint.rules.base import Finding, Rule, RuleContext
+
+_KEYWORD = {"if": "if", "elif": "elif", "while": "while", "ifexp": "conditional expression", "assert": "assert", "comprehension-if": "comprehension filter"}
+
+
+_HOW = {
+    "for": "this `for` loop",
+    "comprehension": "this comprehension",
+    "unpacking": "unpacking",
+    "*-unpacking": "`*` unpacking",
+}
+
+
+def _what(v) -> str:
+    return "a data-dependent scalar" if v.is_dds and not v.is_tensor else "a tensor value"
+
+
+class TensorIteration(Rule):
+    code = "EXL010"
+    events = (ev.Iteration,)
+
+    def check(self, e: ev.Iteration, ctx: RuleContext) -> Iterator[Finding]:
+        expr = ctx.code(e.value_node)
+        how = _HOW.get(e.how, f"`{e.how}`")
+        yield self.finding(
+            ctx,
+            e.node,
+            f"{how} iterates over the tensor `{expr}`: Python unrolls it for the example's size",
+            f"vectorize over that dimension, or iterate `{expr}.unbind(0)` when its size is fixed by design "
+            "(a dynamic dimension here is specialised to the example's size)",
+            e.value,
+        )
+
+
+class DataDependentBranch(Rule):
+    code = "EXL020"
+    events = (ev.Branch,)
+
+    def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
+        if not e.cond.is_data:
+            return
+        cond = ctx.code(e.cond_node)
+        if e.kind == "assert":
+            hint = (
+                "drop the assert from forward or check on the host before export"
+                if ctx.trace
+                else f"use `torch._check(...)` on Python ints, or `torch._assert_async({cond})` for a tensor condition"
+            )
+        elif ctx.trace:
+            hint = (
+                "jit.trace records only the branch the example takes: compute both sides and select with "
+                "`torch.where(cond, a, b)` (`torch.cond` and `torch._check` break jit.trace)"
+            )
+        else:
+            hint = (
+                "compute both sides and select with `torch.where(cond, a, b)`, or use "
+                "`torch.cond(pred, true_fn, false_fn, operands)`"
+            )
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on tensor data ({_what(e.cond)})",
+            hint,
+            e.cond,
+        )
+
+
+class DataDependentLoop(Rule):
+    code = "EXL021"
+    events = (ev.CountedLoop,)
+
+    def check(self, e: ev.CountedLoop, ctx: RuleContext) -> Iterator[Finding]:
+        bad = [(n, v) for n, v in e.counts if v.is_data]
+        if not bad:
+            return
+        node, value = bad[0]
+        count = ctx.code(node)
+        yield self.finding(
+            ctx,
+            e.node,
+            f"loop count `{count}` is {_what(value)}: the trip count depends on tensor data",
+            "vectorize the loop, or bound it by a constant / `x.shape[i]` and mask the extra iterations"
+            + (" (jit.trace unrolls it for the example)" if ctx.trace else " (torch.export cannot specialise `range()` of a data-dependent value)"),
+            *[v for _, v in bad],
+        )
+
+
+class ShapeDependentBranch(Rule):
+    code = "EXL022"
+    events = (ev.Branch,)
+
+    def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
+        if e.cond.is_data or not e.cond.is_shape or e.cond.has("export_mode"):
+            return
+        cond = ctx.code(e.cond_node)
+        if ctx.trace:
+            hint = (
+                "jit.trace freezes the branch taken for the example shape (silently wrong with `dynamic_axes`); "
+                "make the code shape-agnostic or export with torch.export"
+            )
+        else:
+            hint = (
+                "torch.export specialises on it (a named `Dim` fails, `Dim.AUTO` narrows the range; dynamic ONNX and "
+                "empty inputs can be silently wrong): make it shape-agnostic, or use `torch.cond` / `torch._check(...)`"
+            )
+        yield self.finding(
+            ctx, e.node, f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on input shapes: decided for the example's shape", hint, e.cond
+        )
+
+
+class ExportModeBranch(Rule):
+    code = "EXL060"
+    events = (ev.Branch,)
+
+    def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
+        if not e.cond.has("export_mode") or e.kind in ("assert", "comprehension-if"):
+            return
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{_KEYWORD[e.kind]}` on `{ctx.code(e.cond_node)}`: the exported graph takes another path than eager",
+            "make both paths compute the same thing and test the export path in eager; which predicate is True "
+            "differs per exporter (e.g. `torch.jit.is_tracing()` is False under torch.export)",
+            e.cond,
+        )

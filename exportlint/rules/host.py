@@ -1,0 +1,97 @@
+"""EXL001–EXL003, EXL050: tensor values leaving the graph for Python or NumPy."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from exportlint.analysis import events as ev
+from exportlint.analysis import torchapi as api
+from exportlint.rules.base import Finding, Rule, RuleContext
+
+
+class TensorItem(Rule):
+    code = "EXL001"
+    events = (ev.MethodCall,)
+
+    def check(self, e: ev.MethodCall, ctx: RuleContext) -> Iterator[Finding]:
+        if e.name != "item":
+            return
+        expr = ctx.code(e.node)
+        if ctx.trace:
+            hint = (
+                "jit.trace records the example's value as a constant: keep it a tensor "
+                f"(use the 0-d tensor `{ctx.code(e.receiver_node)}` directly in arithmetic, `torch.where`, `clamp`)"
+            )
+        else:
+            hint = (
+                f"keep it a tensor (use `{ctx.code(e.receiver_node)}` directly in tensor ops); if a Python int is "
+                "needed for a size or slice, add `torch._check(n >= 0)` (and an upper bound) right after it"
+            )
+        yield self.finding(ctx, e.node, f"`{expr}` copies a tensor value into a Python number", hint, e.receiver)
+
+
+class TensorToHost(Rule):
+    code = "EXL002"
+    events = (ev.MethodCall, ev.FunctionCall)
+
+    def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
+        if isinstance(e, ev.MethodCall) and e.name in ("tolist", "numpy"):
+            value = e.receiver
+        elif isinstance(e, ev.FunctionCall) and e.qual in api.HOST_NUMPY and e.args and e.args[0].is_tensor:
+            value = e.args[0]
+        else:
+            return
+        hint = (
+            "keep the computation in torch ops; where Python numbers are needed, compute them from "
+            "`x.shape` (sizes) instead of from tensor data"
+        )
+        if ctx.trace:
+            hint += " — jit.trace bakes the copied values into the graph as constants"
+        else:
+            hint += " — non-strict torch.export fails on `.numpy()` (`.numpy() is not supported for tensor subclasses`)"
+        yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` copies a tensor to the host", hint, value)
+
+
+class TensorToScalar(Rule):
+    code = "EXL003"
+    events = (ev.FunctionCall,)
+
+    def check(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
+        if e.qual not in api.CONVERTERS or not e.args or not e.args[0].is_tensor:
+            return
+        arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
+        if e.qual == "bool":
+            hint = "keep the condition a tensor and select with `torch.where(cond, a, b)` instead of converting it"
+        elif ctx.trace:
+            hint = f"jit.trace bakes `{e.qual}({arg})` as a constant: keep `{arg}` a tensor, or derive the number from `x.shape`"
+        else:
+            hint = (
+                f"keep `{arg}` a tensor (`{arg}.to(torch.int64)`), or derive the number from `x.shape`; torch.export "
+                "cannot guard on the converted value (`GuardOnDataDependentSymNode`)"
+            )
+        yield self.finding(
+            ctx, e.node, f"`{ctx.code(e.node)}` converts a tensor to a Python {e.qual}", hint, e.args[0]
+        )
+
+
+class NumpyOnTensor(Rule):
+    code = "EXL050"
+    events = (ev.FunctionCall,)
+
+    def check(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
+        root = e.qual.split(".")[0]
+        if root not in api.MATH_ROOTS or e.qual in api.HOST_NUMPY:
+            return
+        tensors = [v for v in e.args if v.is_tensor] + [v for v in e.kwargs.values() if v.is_tensor]
+        if not tensors:
+            return
+        func = e.qual.rsplit(".", 1)[-1]
+        torch_name = {"random": "torch.rand / torch.randint"}.get(root, f"torch.{func}")
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{ctx.code(e.node)}` applies {root} to a tensor value",
+            f"use the torch equivalent (`{torch_name}`) so the op stays in the graph; "
+            f"{root} on a tensor reads its data on the host and is baked or fails under export",
+            *tensors,
+        )

@@ -19,6 +19,7 @@ import asyncio
 import copy
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,6 +40,7 @@ from exportlint.runner import lint_text
 
 logger = logging.getLogger("exportlint.lsp")
 DEFAULT_DEBOUNCE_MS = 200
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SafeStdin:
@@ -99,6 +101,7 @@ class ExportlintServer(LanguageServer):
     def lint(self, uri: str, text: str) -> list[dict[str, Any]]:
         """LSP diagnostics (JSON shapes) for ``text``; never raises."""
         path = uri_to_path(uri, self.workspace.root_path)
+        text = _LONE_SURROGATE.sub("\ufffd", text)  # JSON may carry them; no codec accepts them
         lines = split_lines(text)
         try:
             report = lint_text(text, path, self.settings_for(path))
@@ -271,14 +274,18 @@ def exit_(ls: ExportlintServer, *_: Any) -> None:
 
 
 class OneLineFormatter(logging.Formatter):
-    """Log records without tracebacks (a language server's stderr is the user's output panel)."""
+    """One line per record, no traceback (a language server's stderr is the user's output panel).
+
+    pygls puts whole tracebacks into some messages; only their first line is kept.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
+        record = copy.copy(record)
+        message = record.getMessage().split("\n", 1)[0]
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
-            record = copy.copy(record)
-            record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
-            record.args, record.exc_info, record.exc_text = None, None, None
+            message = f"{message}: {type(error).__name__}: {error}".split("\n", 1)[0]
+        record.msg, record.args, record.exc_info, record.exc_text = message, None, None, None
         return super().format(record)
 
 

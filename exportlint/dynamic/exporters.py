@@ -66,9 +66,9 @@ def run(exporter: str, ctx: Context) -> dict:
         except _Failed as failed:
             _record_failure(out, failed.phase, failed.exc, ctx.files)
     out["warnings"] = tracer_warnings(records, ctx.files)
-    if out["status"] == "diverges" and not out["implicated"]:
-        out["implicated"] = [[w["path"], w["line"], "TracerWarning: " + w["message"]]
-                             for w in out["warnings"]]
+    if out["status"] == "diverges":
+        out["implicated"] = [[w["path"], w["line"], "TracerWarning: " + w["message"].split(". ")[0]]
+                             for w in out["warnings"]] + out["implicated"]
     out["seconds"] = round(time.perf_counter() - start, 3)
     return out
 

@@ -396,20 +396,21 @@ def resize(t: torch.Tensor, dim: int, n: int) -> torch.Tensor:
 
 
 def fresh_values(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Values drawn from the example's range (bools and ints stay in range, floats too)."""
+    """New values: floats negated and rescaled elementwise by U(0.5, 1.5) (sign-based branches
+    and baked scalars then differ), ints redrawn within the example's range, bools redrawn."""
     if t.numel() == 0:
         return t.clone()
     if t.dtype is torch.bool:
         return torch.rand(t.shape, generator=gen) > 0.5
-    lo, hi = t.min().item(), t.max().item()
     if t.dtype.is_floating_point or t.dtype.is_complex:
-        if lo == hi:
-            lo, hi = lo - 1.0, hi + 1.0
-        u = torch.rand(t.shape, generator=gen, dtype=torch.float64)
-        return (lo + (hi - lo) * u).to(t.dtype)
+        if not bool(t.any()):
+            return torch.rand(t.shape, generator=gen, dtype=torch.float64).to(t.dtype)
+        scale = 0.5 + torch.rand(t.shape, generator=gen, dtype=torch.float64)
+        return (-t.to(torch.float64) * scale).to(t.dtype)
+    lo, hi = int(t.min().item()), int(t.max().item())
     if lo == hi:
         return t.clone()
-    return torch.randint(int(lo), int(hi) + 1, t.shape, generator=gen, dtype=t.dtype)
+    return torch.randint(lo, hi + 1, t.shape, generator=gen, dtype=t.dtype)
 
 
 # -- eager -------------------------------------------------------------------------------------

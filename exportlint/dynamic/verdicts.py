@@ -66,10 +66,12 @@ class Judge:
 
     def add_run(self, where: str, file: Path, result: dict) -> None:
         """Judge every static finding against one model file's run."""
-        run = _Run(result, real(str(file)))
-        self.rows += _rows(where, result)
+        file_ = real(str(file))
+        executed = {real(p) for p in result.get("executed") or {}}
         scope = [d for r in self.reports for d in r.diagnostics
-                 if real(d.path) in run.executed or real(d.path) == run.file]
+                 if real(d.path) in executed or real(d.path) == file_]
+        run = _Run(result, file_, scope)
+        self.rows += _rows(where, result)
         if result.get("error"):
             self._setup_failed(run, result["error"], scope)
             return
@@ -143,7 +145,7 @@ class Judge:
         key = (path, line, code)
         if key in self.new:
             old = self.new[key]
-            if exporter and exporter not in (old.dynamic or {}).get("message", ""):
+            if message not in old.message:
                 old.message += f"; {message}"
             return
         rule = CATALOGUE[code]
@@ -185,7 +187,7 @@ class Judge:
 
 
 class _Run:
-    def __init__(self, result: dict, file: str) -> None:
+    def __init__(self, result: dict, file: str, scope: list[Diagnostic]) -> None:
         self.file = file
         self.executed: dict[str, dict[int, int]] = {
             real(p): {int(ln): int(i) for ln, i in pairs if ln > 0}
@@ -193,6 +195,12 @@ class _Run:
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
         self.outcomes: list[dict] = result.get("exporters") or []
+        self.tied = [_tied(scope, self.locations(o)) for o in self.outcomes]
+        self.warned = [_tied(scope, [(real(w["path"]), int(w["line"])) for w in o.get("warnings", [])])
+                       for o in self.outcomes]
+
+    def locations(self, o: dict) -> list[Loc]:
+        return self.points(o) if o["status"] in FAILED else self.implicated(o)
 
     @staticmethod
     def points(o: dict) -> list[Loc]:
@@ -209,7 +217,9 @@ class _Run:
 
     def judge(self, d: Diagnostic) -> Verdict | None:
         reached = self.order(d) is not None
-        per = [(o, self._classify(d, o)) for o in self.outcomes if o["status"] != "unavailable"]
+        per = [(o, self._classify(d, o, tied, warned))
+               for o, tied, warned in zip(self.outcomes, self.tied, self.warned)
+               if o["status"] != "unavailable"]
         for status in ("confirmed", "diverges"):
             hits = [(o, why) for o, (kind, why) in per if kind == status]
             if hits:
@@ -227,45 +237,48 @@ class _Run:
         stopped = [why for _, (kind, why) in per if kind == "stopped"]
         if passed:
             text = f"ran under {', '.join(passed)} without problems"
-            text += "".join(f"; {s}" for s in stopped) + _warned_here(d, self.outcomes)
+            text += "".join(f"; {s}" for s in stopped)
             return Verdict("passes", passed[0], text)
         if stopped:
             return Verdict("not-verifiable", None, "; ".join(stopped))
         return Verdict("not-verifiable", None, "no exporter could be run on this machine")
 
-    def _classify(self, d: Diagnostic, o: dict) -> tuple[str, str]:
+    def _classify(self, d: Diagnostic, o: dict, tied: set[int], warned: set[int]) -> tuple[str, str]:
+        """(kind, why) of one exporter for one finding; kind: pass, confirmed, diverges,
+        unknown (a problem with no user line, or a TracerWarning: could be this one),
+        stopped (failed earlier)."""
+        if o["status"] == "ok" and id(d) in warned:
+            return "unknown", (f"{o['exporter']} baked a value here ({_warning_text(d, o)}) but its "
+                               "artifact matched eager on the second input, which may not take "
+                               "another path: the finding stands")
         if o["status"] == "ok":
             return "pass", ""
         failed = o["status"] in FAILED
-        locs = self.points(o) if failed else self.implicated(o)
-        if locs and id(d) in _tied([d], locs, extra=self._all_known):
+        if id(d) in tied:
             if failed:
                 return "confirmed", _exc_text(o)
             return "diverges", (o["message"] or "the artifact disagrees with eager") + _reason(o, d)
-        verb = "failed" if failed else "diverges from eager"
+        locs = self.locations(o)
         if not locs:
-            return "unknown", (f"{o['exporter']} {verb} without naming a line "
-                               f"({_exc_text(o) if failed else o['message']}); this may be the cause")
-        where = min((self.executed.get(p, {}).get(ln), (p, ln)) for p, ln in locs
-                    if ln in self.executed.get(p, {})) if any(
-            ln in self.executed.get(p, {}) for p, ln in locs) else None
-        if not failed or where is None or (self.order(d) or 0) < where[0]:
-            return "pass", ""
-        return "stopped", f"{o['exporter']} failed earlier, at line {where[1][1]}, before reaching this line"
+            verb = "failed" if failed else "diverges from eager"
+            what = _exc_text(o) if failed else o["message"]
+            return "unknown", f"{o['exporter']} {verb} without naming a line ({what}); this may be the cause"
+        if not failed:
+            return "pass", ""  # the divergence was located at other lines
+        first = sorted((self.executed[p][ln], ln) for p, ln in locs if ln in self.executed.get(p, {}))
+        if first and (self.order(d) or 0) < first[0][0]:
+            return "pass", ""  # this line ran, and was captured, before the failure
+        line = first[0][1] if first else locs[0][1]
+        return "stopped", f"{o['exporter']} failed earlier, at line {line}, before reaching this line"
 
-    _all_known: list[Diagnostic] = []
 
-
-def _tied(diags: Iterable[Diagnostic], locs: Iterable[Loc], extra: Iterable[Diagnostic] = ()) -> set[int]:
-    """ids of ``diags`` tied to any of ``locs``: on the lines, on the provenance chain, or on the
-    provenance of a diagnostic (among ``diags`` and ``extra``) that is on the lines."""
+def _tied(diags: list[Diagnostic], locs: Iterable[Loc]) -> set[int]:
+    """ids of ``diags`` tied to any of ``locs``: on their lines or provenance chain, or on the
+    provenance chain of a diagnostic that is itself on the lines."""
     locs = set(locs)
-    pool = list(diags)
-    everyone = pool + [d for d in extra if all(d is not p for p in pool)]
-    direct = [d for d in everyone if _span(d) & locs or _provenance(d) & locs]
+    direct = [d for d in diags if _span(d) & locs or _provenance(d) & locs]
     chained = set().union(*(_provenance(d) for d in direct)) if direct else set()
-    direct_ids = {id(d) for d in direct}
-    return {id(d) for d in pool if id(d) in direct_ids or _span(d) & chained}
+    return {id(d) for d in direct} | {id(d) for d in diags if _span(d) & chained}
 
 
 def _span(d: Diagnostic) -> set[Loc]:
@@ -290,14 +303,12 @@ def _reason(o: dict, d: Diagnostic | None = None) -> str:
     return ""
 
 
-def _warned_here(d: Diagnostic, outcomes: list[dict]) -> str:
-    span = _span(d)
-    for o in outcomes:
-        for w in o.get("warnings", []):
-            if (real(w["path"]), int(w["line"])) in span:
-                return (f" ({o['exporter']} warned here: {w['message'][:120]}; its artifact still "
-                        "matched eager on the second input)")
-    return ""
+def _warning_text(d: Diagnostic, o: dict) -> str:
+    """The TracerWarning tied to ``d`` (on its lines or its provenance chain)."""
+    near = _span(d) | _provenance(d)
+    texts = [w["message"] for w in o.get("warnings", []) if (real(w["path"]), int(w["line"])) in near]
+    text = (texts or [w["message"] for w in o.get("warnings", [])] or ["TracerWarning"])[0]
+    return "TracerWarning: " + text.split(". ")[0]
 
 
 def _rows(where: str, result: dict) -> list[dict[str, Any]]:

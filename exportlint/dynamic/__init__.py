@@ -1,0 +1,78 @@
+"""The dynamic pass: run the real exporters on the model and judge every static finding.
+
+Parent-side API (never imports torch; the exporters run in a worker process):
+
+* :class:`DynamicOptions` — model, inputs, dynamic dims, timeout, memory cap, strict, target,
+  summary JSON path and the raw ``[tool.exportlint.dynamic]`` table;
+* :func:`run_dynamic` — sets ``Diagnostic.dynamic`` on every finding, appends EXL090/EXL091
+  findings, returns the per-exporter summary rows;
+* :func:`render_summary` — the rich table of those rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from exportlint.diagnostics import FileReport
+from exportlint.dynamic.options import DynamicOptions, DynamicOptionsError, plan_jobs
+from exportlint.dynamic.process import run_jobs
+from exportlint.dynamic.summary import render_summary, spinner
+from exportlint.dynamic.verdicts import Judge
+
+__all__ = ["DynamicOptions", "DynamicOptionsError", "run_dynamic", "render_summary"]
+
+
+def run_dynamic(reports: list[FileReport], options: DynamicOptions,
+                progress: Callable[[str], None] | bool | None = None) -> list[dict[str, Any]]:
+    """Run the exporters of ``options.target`` on each model file and judge the findings.
+
+    Mutates ``reports``: every diagnostic gets ``.dynamic`` (``{status, exporter, message,
+    max_abs_diff}``), "passes" lowers its severity one step, and new EXL090/EXL091 findings are
+    added (to a new FileReport when the model file was not linted).  ``progress``: a callable
+    receiving one-line status texts, ``False`` for none, ``None`` for a spinner on stderr when
+    stderr is a terminal.  Raises :class:`DynamicOptionsError` for malformed options only; what
+    goes wrong with the user's model becomes diagnostics and rows.
+    """
+    opts = options.resolved()
+    jobs = plan_jobs(reports, opts)
+    judge = Judge(reports, options.target)
+    with tempfile.TemporaryDirectory(prefix="exportlint-dynamic-") as tmp, \
+            _progress(progress) as say:
+        workdir = Path(tmp)
+        for job in jobs:
+            (workdir / job.id).mkdir()
+        settings = {
+            "paths": sorted({str(Path(r.path).resolve()) for r in reports}),
+            "memory": opts.memory, "seed": opts.seed, "atol": opts.atol, "rtol": opts.rtol,
+        }
+        payloads = [job.payload(opts, workdir) for job in jobs]
+        results = run_jobs(payloads, settings, opts.timeout, workdir, say) if jobs else {}
+    for job in jobs:
+        judge.add_run(job.where, job.file, results[job.id])
+    rows = judge.finish()
+    if options.summary_json:
+        Path(options.summary_json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return rows
+
+
+def _progress(progress: Callable[[str], None] | bool | None):  # noqa: ANN202 - a context manager
+    if callable(progress):
+        return _Passthrough(progress)
+    if progress is None and sys.stderr.isatty():
+        return spinner()
+    return _Passthrough(None)
+
+
+class _Passthrough:
+    def __init__(self, fn: Callable[[str], None] | None) -> None:
+        self.fn = fn
+
+    def __enter__(self) -> Callable[[str], None] | None:
+        return self.fn
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -60,6 +60,13 @@ class SelfRef:
 
 
 @dataclass
+class Instance:
+    """An instance of a class of the linted set (a submodule built from it)."""
+
+    cls: ClassInfo
+
+
+@dataclass
 class SuperRef:
     cls: ClassInfo
     after: ClassInfo
@@ -733,8 +740,8 @@ class Interpreter:
         prov = args.prov()
         if module.has("tensor_module"):
             return kind(TENSOR, prov=prov)
-        cls = module.ref
-        if isinstance(cls, ClassInfo):
+        if isinstance(module.ref, Instance):
+            cls = module.ref.cls
             found = cls.find_method("forward")
             if found is not None:
                 defining, fn = found
@@ -990,7 +997,8 @@ def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:
     if name in api.TUPLE_FUNCS:
         return True
     if name in api.TUPLE_WITH_DIM:
-        return len(args.positional) >= (1 if method else 2) or "dim" in args.keywords
+        dim = args.get(0 if method else 1, "dim")
+        return dim is not None and not dim.is_tensor
     flags = api.TUPLE_WITH_FLAG.get(name, ())
     return any(f in args.keywords for f in flags)
 
@@ -1229,7 +1237,7 @@ def _module_val(ref: "ClassInfo | str | None") -> Val:
     tags = {"module"}
     if isinstance(ref, str) and ref.startswith("torch.nn.") and ref.rsplit(".", 1)[-1] not in _TUPLE_RETURNING_NN:
         tags.add("tensor_module")
-    return Val(tags=frozenset(tags), ref=ref if isinstance(ref, ClassInfo) else None)
+    return Val(tags=frozenset(tags), ref=Instance(ref) if isinstance(ref, ClassInfo) else None)
 
 
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:

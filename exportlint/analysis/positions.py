@@ -44,6 +44,12 @@ class _PositionState(CodegenState):
     line: int = 1
     column: int = 0  # code points, 0-based
     ranges: dict[int, tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=dict)
+    # Start of the first opening parenthesis of parenthesized expressions: `(a, b)` starts at `(`.
+    paren_starts: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def before_codegen(self, node: Any) -> None:
+        if getattr(node, "lpar", None):
+            self.paren_starts[id(node)] = (self.line, self.column)
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -71,10 +77,16 @@ class Positions:
         # Keep the nodes alive through the module; ids are stable while it lives.
         self._module = module
         self._ranges = state.ranges
+        self._parens = state.paren_starts
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        """(line, column, end_line, end_column), all 1-based, end exclusive."""
+        """(line, column, end_line, end_column), all 1-based, end exclusive; a parenthesized
+        expression spans its parentheses."""
         (l1, c1), (l2, c2) = self._ranges[id(node)]
+        if id(node) in self._parens:
+            l1, c1 = self._parens[id(node)]
+            depth = len(getattr(node, "rpar", ()))
+            c2 += depth  # `)` directly after the expression (whitespace inside parens is rare)
         return l1, c1 + 1, l2, c2 + 1
 
     def start(self, node: cst.CSTNode) -> tuple[int, int]:

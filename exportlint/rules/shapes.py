@@ -45,29 +45,28 @@ class DataDependentSlice(Rule):
 
     def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
         if isinstance(e, ev.SliceArg):
-            bad = [(e.arg_node, e.value)] if e.value.is_dds or (e.value.is_tensor and e.value.has("scalar")) else []
-            what = f"`{e.op}` size"
+            bad = [(e.arg_node, e.value, f"`{e.op}` size")] if _is_index_like(e.value) else []
         else:
             assert isinstance(e, ev.Index)
             if not (e.value.is_tensor or e.value.has("shape_seq")):
                 return
-            bad = [(n, v) for n, v in e.bounds if v.is_data]
-            bad += [(n, v) for n, v in e.indices if v.is_dds or (v.is_tensor and v.has("scalar"))]
-            what = "slice bound" if e.bounds and bad and bad[0] in e.bounds else "index"
-        if not bad:
-            return
-        node, value = bad[0]
-        expr = ctx.code(node)
-        if ctx.trace:
-            hint = "jit.trace bakes the value: select with a tensor of indices (`index_select`, `gather`) or a mask"
-        else:
-            hint = (
-                f"add `torch._check({expr} >= 0)` and an upper bound (`torch._check({expr} <= x.shape[d])`) "
-                "right after computing it, or index with a tensor (`index_select`)"
-            )
-        yield self.finding(
-            ctx, node, f"{what} `{expr}` is computed from tensor data", hint, *[v for _, v in bad]
-        )
+            bad = [(n, v, "slice bound") for n, v in e.bounds if v.is_data]
+            bad += [(n, v, "index") for n, v in e.indices if _is_index_like(v)]
+        for node, value, what in bad:
+            expr = ctx.code(node)
+            if ctx.trace:
+                hint = "jit.trace bakes the value: select with a tensor of indices (`index_select`, `gather`) or a mask"
+            else:
+                hint = (
+                    f"add `torch._check({expr} >= 0)` and an upper bound (`torch._check({expr} <= x.shape[d])`) "
+                    "right after computing it, or index with a tensor (`index_select`)"
+                )
+            yield self.finding(ctx, node, f"{what} `{expr}` is computed from tensor data", hint, value)
+
+
+def _is_index_like(v) -> bool:
+    """A Python int from data, or a 0-d tensor used as an int (not a gather with an index tensor)."""
+    return v.is_dds or (v.is_tensor and v.has("scalar"))
 
 
 class DataDependentOutputShape(Rule):

@@ -83,7 +83,10 @@ def analyze_source(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return [_parse_error(path, target, exc.editor_line, exc.editor_column, exc.message)]
+        # Python's own parser words and places most errors better; libcst's for the rest.
+        return _syntax_check(text, path, target) or [
+            _parse_error(path, target, exc.editor_line, exc.editor_column, exc.message)
+        ]
     except Exception as exc:  # libcst raises a few other errors for odd input
         return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
     try:

@@ -15,6 +15,13 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 
+# Nodes libcst gives no syntactic range to (their range here includes owned whitespace).
+_NO_SYNTACTIC_POSITION = {
+    cst.StarredElement, cst.Arg, cst.CompFor, cst.Element, cst.SubscriptElement, cst.Index,
+    cst.Slice, cst.WithItem, cst.AssignTarget, cst.CompIf,
+}
+
+
 class _Recorder:
     __slots__ = ("state", "node", "start_node", "end_node", "start")
 
@@ -47,9 +54,18 @@ class _PositionState(CodegenState):
     # Start of the first opening parenthesis of parenthesized expressions: `(a, b)` starts at `(`.
     paren_starts: dict[int, tuple[int, int]] = field(default_factory=dict)
 
+    _open: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
+
     def before_codegen(self, node: Any) -> None:
         if getattr(node, "lpar", None):
             self.paren_starts[id(node)] = (self.line, self.column)
+        elif type(node) in _NO_SYNTACTIC_POSITION:
+            self._open.append((id(node), (self.line, self.column)))
+
+    def after_codegen(self, node: Any) -> None:
+        if self._open and self._open[-1][0] == id(node):
+            key, start = self._open.pop()
+            self.ranges.setdefault(key, (start, (self.line, self.column)))
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:

@@ -1,0 +1,44 @@
+"""Lint source snippets with the real engine (shared by the analysis tests)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from exportlint.analysis.project import Project
+from exportlint.diagnostics import Diagnostic, Target
+from exportlint.engine import analyze_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+def lint(src: str, target: str = "export", header: bool = True) -> list[Diagnostic]:
+    text = (HEADER if header else "") + textwrap.dedent(src)
+    return analyze_source(text, "snippet.py", Target(target))
+
+
+def codes(src: str, target: str = "export", header: bool = True) -> set[tuple[int, str]]:
+    """{(line, code)}; lines count from the first line of ``src`` (the header is not counted)."""
+    offset = HEADER.count("\n") if header else 0
+    return {(d.line - offset, d.code) for d in lint(src, target, header)}
+
+
+def just_codes(src: str, target: str = "export") -> set[str]:
+    return {c for _, c in codes(src, target)}
+
+
+def lint_tree(root: Path, files: dict[str, str]) -> dict[str, set[tuple[int, str]]]:
+    """Write ``files`` under ``root``, lint each with one project: {relative path: {(line, code)}}."""
+    paths = []
+    for rel, src in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(src), encoding="utf-8")
+        paths.append(p)
+    project = Project([str(p) for p in paths])
+    out: dict[str, set[tuple[int, str]]] = {}
+    for p in paths:
+        for d in analyze_source(p.read_text(encoding="utf-8"), str(p), Target.EXPORT, project):
+            rel = str(Path(d.path).resolve().relative_to(root.resolve()))
+            out.setdefault(rel, set()).add((d.line, d.code))
+    return out

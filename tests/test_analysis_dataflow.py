@@ -1,0 +1,256 @@
+"""The dataflow's kinds (constant, shape, tensor, data-dependent scalar), provenance and positions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from exportlint.diagnostics import Severity
+from snippets import codes, just_codes, lint
+
+
+def module(body: str, params: str = "x") -> str:
+    lines = "\n".join("        " + line for line in body.strip("\n").splitlines())
+    return f"""
+class M(nn.Module):
+    def __init__(self, dim=4, num_layers=2):
+        super().__init__()
+        self.num_layers = num_layers
+        self.eps = 1e-5
+        self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(num_layers)])
+        self.proj = nn.Linear(dim, dim)
+        self.scale = nn.Parameter(torch.ones(dim))
+        self.register_buffer("anchors", torch.zeros(4, 2))
+
+    def forward(self, {params}):
+{lines}
+        return x
+"""
+
+
+# ---------------------------------------------------------------- shape values
+@pytest.mark.parametrize(
+    "cond",
+    [
+        "x.shape[0] > 1",
+        "x.size(1) == 4",
+        "x.size()[-1] != 3",
+        "x.dim() == 4",
+        "x.ndim == 3",
+        "x.numel() == 0",
+        "len(x) > 2",
+        "int(x.shape[0] * 0.5) > 1",
+        "math.sqrt(x.shape[-1]) > 2",
+        "min(x.shape[-2:]) > 8",
+        "x.shape == (2, 4)",
+    ],
+)
+def test_shape_conditions_are_shape_dependent_branches(cond):
+    src = "import math\n" + module(f"if {cond}:\n    x = x + 1")
+    assert just_codes(src) == {"EXL022"}
+
+
+def test_shape_values_survive_unpacking_and_arithmetic():
+    src = module("b, c, h, w = x.shape\nn = (h // 2) * w\nif n > 16:\n    x = x * 2\nx = x.view(b, c, -1)")
+    assert just_codes(src) == {"EXL022"}
+    assert just_codes(src, "trace") == {"EXL022"}
+
+
+# ---------------------------------------------------------------- data-dependent scalars
+def test_data_dependent_scalar_propagates_with_provenance():
+    src = module("n = x.sum().item()\nm = n * 2 + 1\nif m > 3:\n    x = x * 2")
+    diags = lint(src)
+    branch = [d for d in diags if d.code == "EXL020"]
+    assert len(branch) == 1
+    notes = [n.message for n in branch[0].provenance]
+    assert any("`n` is data-dependent: `n = x.sum().item()`" in m for m in notes)
+    assert any("`m` is data-dependent: `m = n * 2 + 1`" in m for m in notes)
+    assert {d.code for d in diags} == {"EXL001", "EXL020"}
+
+
+@pytest.mark.parametrize(
+    "expr, code",
+    [("int(x.max())", "EXL003"), ("float(x.mean())", "EXL003"), ("bool(x.any())", "EXL003"), ("x.tolist()[0]", "EXL002")],
+)
+def test_tensor_to_python_conversions_make_data_dependent_scalars(expr, code):
+    src = module(f"k = {expr}\nwhile k > 0:\n    k = k - 1")
+    assert just_codes(src) == {code, "EXL020"}
+
+
+def test_int_of_item_is_only_item():
+    assert just_codes(module("k = int(x.sum().item())\nx = x * k")) == {"EXL001"}
+
+
+def test_conversion_of_shapes_is_fine():
+    assert just_codes(module("k = int(x.shape[-1])\nf = float(x.size(0))\nx = x * k * f")) == set()
+
+
+# ---------------------------------------------------------------- parameters
+@pytest.mark.parametrize(
+    "params",
+    ["x, flag=False", "x, flag: bool = True", "x, flag: bool", "x, n: int = 3", "x, mode: str = 'a'", "x, flag: Optional[bool] = None"],
+)
+def test_non_tensor_parameters_are_config(params):
+    assert just_codes("from typing import Optional\n" + module("if flag:\n    x = x + 1", params.replace("n:", "flag:").replace("mode:", "flag:"))) == set()
+
+
+def test_tensor_parameters_and_lists_of_tensors():
+    assert just_codes(module("if mask.any():\n    x = x + 1", "x, mask=None")) == {"EXL020"}
+    assert just_codes("from typing import List\n" + module("for f in feats:\n    x = x + f", "x, feats: List[torch.Tensor]")) == set()
+    assert just_codes(module("for f in x:\n    pass", "x: torch.Tensor")) == {"EXL010"}
+
+
+# ---------------------------------------------------------------- never flagged
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if mask is None:\n    x = x + 1",
+        "if mask is not None:\n    x = x * mask",
+        "if isinstance(x, torch.Tensor):\n    x = x + 1",
+        "if self.training:\n    x = x + 1",
+        "if self.num_layers > 1:\n    x = x + self.eps",
+        "if torch.cuda.is_available():\n    x = x + 1",
+        "if x.dtype == torch.float16:\n    x = x.float()",
+        "if x.device.type == 'cuda':\n    x = x + 1",
+        "if x.is_cuda:\n    x = x + 1",
+        "for i in range(self.num_layers):\n    x = self.layers[i](x)",
+        "for layer in self.layers:\n    x = layer(x)",
+        "for i, layer in enumerate(self.layers):\n    x = layer(x) * i",
+        "outs = []\nfor layer in self.layers:\n    outs.append(layer(x))\nif len(outs) > 1:\n    x = outs[0]",
+        "x = torch.where(x > 0, x, torch.zeros_like(x))",
+        "x = x.view(x.size(0), -1)",
+        "x = F.interpolate(x, size=(x.shape[-2] * 2, x.shape[-1] * 2))",
+        "x = x.to(x.device)",
+        "x = x.to(dtype=torch.float32)",
+        "x[x < 0] = 0",
+        "x = x[torch.argsort(x)]",
+        "x = x * self.scale + self.anchors.sum()",
+        "a, b = x.unbind(0)\nx = a + b",
+        "for c in x.split(2, dim=1):\n    x = x + c.sum()",
+        "for c in torch.chunk(x, 2):\n    x = x + c.sum()",
+        "v, i = x.topk(2)\nx = v",
+        "v, i = x.max(dim=1)\nx = v",
+        "v, i = torch.max(x, 1)\nx = v",
+        "v, i = torch.sort(x)\nx = v",
+        "gy, gx = torch.meshgrid(x, x, indexing='ij')\nx = gy",
+        "for s in x.shape:\n    x = x + s",
+        "h, w = x.shape[-2:]\nx = x[:, :h // 2]",
+        "out = self.proj(x)\nx = out",
+    ],
+)
+def test_never_flagged(body):
+    assert codes(module(body, "x, mask=None")) == set()
+
+
+# ---------------------------------------------------------------- loops and branches
+def test_loop_state_reaches_a_fixed_point():
+    src = module("s = 0\nfor layer in self.layers:\n    if s > 1:\n        x = x + 1\n    s = x.sum().item()")
+    assert codes(src) >= {(15, "EXL020")}
+
+
+def test_branch_join_keeps_every_kind():
+    src = module("if self.training:\n    n = 3\nelse:\n    n = x.sum().item()\nfor i in range(n):\n    x = x + i")
+    assert just_codes(src) == {"EXL001", "EXL021"}
+
+
+def test_return_value_of_helper_flows_back():
+    src = """
+def count(t):
+    return t.nonzero().shape[0]
+
+class M(nn.Module):
+    def forward(self, x):
+        n = count(x)
+        return x[:n]
+"""
+    # The size of a data-dependent-shape op is a shape of that op's result, fine to slice with.
+    assert just_codes(src) == {"EXL032"}
+
+
+def test_comprehension_and_unpacking_iteration():
+    src = module("rows = [r * 2 for r in x]\na, b = x\nys = list(x)\nzs = [*x]")
+    assert sorted(c for _, c in codes(src)) == ["EXL010"] * 4
+
+
+# ---------------------------------------------------------------- positions
+def test_positions_point_at_the_keyword_or_the_condition():
+    src = """
+class M(nn.Module):
+    def forward(self, x):
+        n = x.sum().item()
+        if n > 1:
+            pass
+        elif n < 0:
+            pass
+        y = x if n else -x
+        assert n >= 0
+        for i in range(n):
+            pass
+        return y
+"""
+    found = {(d.line - 3, d.column, d.code) for d in lint(src)}
+    assert found == {
+        (4, 13, "EXL001"),
+        (5, 9, "EXL020"),
+        (7, 9, "EXL020"),
+        (9, 18, "EXL020"),
+        (10, 16, "EXL020"),
+        (11, 9, "EXL021"),
+    }
+
+
+def test_span_of_a_branch_covers_the_condition():
+    d = [d for d in lint(module("if x.sum() > 0:\n    x = x + 1")) if d.code == "EXL020"][0]
+    assert (d.line, d.column, d.end_line, d.end_column) == (16, 9, 16, 23)
+
+
+# ---------------------------------------------------------------- targets
+def test_severity_depends_on_the_target():
+    src = module("x = x * x.sum().item()")
+    (export,) = lint(src, "export")
+    (trace,) = lint(src, "trace")
+    assert export.severity is Severity.WARNING and trace.severity is Severity.ERROR
+    assert "torch._check" in export.hint and "constant" in trace.hint
+
+
+def test_fix_hints_are_target_aware_for_branches():
+    src = module("if x.sum() > 0:\n    x = x + 1")
+    (export,) = lint(src, "export")
+    (trace,) = lint(src, "trace")
+    assert "torch.cond" in export.hint and "torch.where" in trace.hint
+    assert "break jit.trace" in trace.hint
+
+
+# ---------------------------------------------------------------- bad input
+def test_syntax_errors_are_reported_not_raised():
+    (d,) = lint("class M(nn.Module):\n    def forward(self, x)\n        return x\n")
+    assert d.code == "EXL900" and d.line == 5 and "syntax error" in d.message
+
+
+def test_syntax_error_in_a_file_without_models_is_still_reported():
+    (d,) = lint("def f(:\n    pass\n", header=False)
+    assert (d.code, d.line) == ("EXL900", 1)
+
+
+def test_internal_error_is_one_diagnostic(monkeypatch):
+    from exportlint.analysis import dataflow
+
+    def boom(self):
+        raise ValueError("synthetic failure")
+
+    monkeypatch.setattr(dataflow.Interpreter, "run", boom)
+    (d,) = lint(module("x = x + 1"))
+    assert d.code == "EXL901" and "synthetic failure" in d.message
+
+
+def test_static_pass_never_imports_torch():
+    code = (
+        "import sys\n"
+        "from exportlint.engine import analyze_source\n"
+        "src = 'import torch\\nclass M(torch.nn.Module):\\n    def forward(self, x):\\n        return x.item()\\n'\n"
+        "assert [d.code for d in analyze_source(src, 'm.py')] == ['EXL001']\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,223 @@
+"""Which code is export-reachable: Modules however imported, inheritance, helpers, other files."""
+
+from __future__ import annotations
+
+import pytest
+
+from snippets import codes, lint_tree
+
+ITEM_FORWARD = """
+    def forward(self, x):
+        return x * x.sum().item()
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, base",
+    [
+        ("import torch.nn as nn", "nn.Module"),
+        ("from torch import nn", "nn.Module"),
+        ("from torch.nn import Module", "Module"),
+        ("from torch.nn import Module as Base", "Base"),
+        ("import torch", "torch.nn.Module"),
+        ("import torch as T", "T.nn.Module"),
+        ("import torch.nn", "torch.nn.Module"),
+        ("from torch import nn as tnn", "tnn.Module"),
+    ],
+)
+def test_module_found_however_imported(imports, base):
+    src = f"{imports}\n\n\nclass M({base}):\n{ITEM_FORWARD}"
+    assert codes(src, header=False) == {(7, "EXL001")}
+
+
+def test_not_a_module_even_with_forward():
+    src = """
+    class Helper:
+        def forward(self, x):
+            return x.item()
+    """
+    assert codes(src) == set()
+
+
+def test_subclass_of_torch_layer_and_of_local_module():
+    src = """
+    class BinaryConv2d(nn.Conv2d):
+        def forward(self, x):
+            return F.conv2d(x, self.weight.sign() * self.weight.abs().mean().item())
+
+    class Base(nn.Module):
+        pass
+
+    class Child(Base):
+        def forward(self, x):
+            return x[: x.sum().item()]
+    """
+    got = codes(src)
+    assert (4, "EXL001") in got and (11, "EXL001") in got
+
+
+def test_unreachable_code_is_never_flagged():
+    src = """
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n = torch.zeros(3).sum().item()
+
+        def unused(self, x):
+            if x.sum() > 0:
+                return x.item()
+
+        def forward(self, x):
+            return x + 1
+
+    def train(model, loader):
+        for x, y in loader:
+            loss = model(x).sum()
+            print(loss.item())
+            if loss > 3:
+                break
+
+    total = torch.zeros(2).sum().item()
+    """
+    assert codes(src) == set()
+
+
+def test_helpers_methods_nested_functions_and_lambdas_are_followed():
+    src = """
+    def module_helper(t):
+        return t.max().item()
+
+    class Mixin:
+        def mixin_helper(self, t):
+            return int(t)
+
+    class M(Mixin, nn.Module):
+        def helper(self, t):
+            return t.tolist()
+
+        def forward(self, x):
+            a = module_helper(x)
+            b = self.mixin_helper(x)
+            c = self.helper(x)
+            def inner(t):
+                return t.numpy()
+            d = inner(x)
+            f = lambda t: t.min().item()
+            return f(x)
+    """
+    assert codes(src) == {(3, "EXL001"), (7, "EXL003"), (11, "EXL002"), (18, "EXL002"), (20, "EXL001")}
+
+
+def test_helper_takes_the_kind_of_its_argument():
+    src = """
+    def scale(v):
+        if v > 1:
+            return 2
+        return 1
+
+    class M(nn.Module):
+        def forward(self, x):
+            a = scale(3)
+            b = scale(x.shape[0])
+            return x * a * b
+    """
+    # Called with a constant: nothing; with a shape value: a shape-dependent branch.
+    assert codes(src) == {(3, "EXL022")}
+
+
+def test_super_forward_and_overrides_called_from_a_base_forward():
+    src = """
+    class Base(nn.Module):
+        def forward(self, x):
+            return self.post(x)
+
+        def post(self, x):
+            return x
+
+    class Child(Base):
+        def post(self, x):
+            return x.sum().item()
+
+    class Wrapper(nn.Linear):
+        def forward(self, x):
+            y = super().forward(x)
+            if y.mean() > 0:
+                return y
+            return -y
+    """
+    assert codes(src) == {(11, "EXL001"), (16, "EXL020")}
+
+
+def test_autograd_function_body_is_not_reachable_but_apply_is_reported():
+    src = """
+    class Sign(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sign() if x.sum().item() > 0 else x
+
+    class WithSymbolic(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def symbolic(g, x):
+            return x
+
+    class M(nn.Module):
+        def forward(self, x):
+            return Sign.apply(x) + WithSymbolic.apply(x) + self.apply(lambda m: None)
+    """
+    assert codes(src) == {(18, "EXL070")}
+
+
+def test_cross_file_base_class_and_helper(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/layers.py": """
+            import torch
+            from torch import nn
+
+
+            def count(t):
+                return t.sum().item()
+
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x
+            """,
+        "pkg/model.py": """
+            from .layers import Block, count
+
+
+            class Net(Block):
+                def forward(self, x):
+                    n = count(x)
+                    return x[:n]
+            """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert got == {"pkg/layers.py": {(7, "EXL001")}, "pkg/model.py": {(8, "EXL030")}}
+
+
+def test_absolute_import_of_a_linted_module(tmp_path):
+    files = {
+        "proj/__init__.py": "",
+        "proj/base.py": """
+            import torch.nn as nn
+
+            class Base(nn.Module):
+                pass
+            """,
+        "proj/net.py": """
+            from proj.base import Base
+
+            class Net(Base):
+                def forward(self, x):
+                    for row in x:
+                        pass
+                    return x
+            """,
+    }
+    assert lint_tree(tmp_path, files) == {"proj/net.py": {(6, "EXL010")}}

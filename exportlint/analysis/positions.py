@@ -22,6 +22,11 @@ _NO_SYNTACTIC_POSITION = {
 }
 
 
+_PARENTHESIZABLE = {
+    t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, cst.BaseExpression) and "lpar" in getattr(t, "__dataclass_fields__", {})
+}
+
+
 class _Recorder:
     __slots__ = ("state", "node", "start_node", "end_node", "start")
 
@@ -57,13 +62,14 @@ class _PositionState(CodegenState):
     _open: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
 
     def before_codegen(self, node: Any) -> None:
-        if getattr(node, "lpar", None):
-            self.paren_starts[id(node)] = (self.line, self.column)
-        elif type(node) in _NO_SYNTACTIC_POSITION:
+        t = type(node)
+        if t in _NO_SYNTACTIC_POSITION:
             self._open.append((id(node), (self.line, self.column)))
+        elif t in _PARENTHESIZABLE and node.lpar:
+            self.paren_starts[id(node)] = (self.line, self.column)
 
     def after_codegen(self, node: Any) -> None:
-        if self._open and self._open[-1][0] == id(node):
+        if type(node) in _NO_SYNTACTIC_POSITION:
             key, start = self._open.pop()
             self.ranges.setdefault(key, (start, (self.line, self.column)))
 

@@ -165,8 +165,19 @@ class M(nn.Module):
         n = count(x)
         return x[:n]
 """
-    # The size of a data-dependent-shape op is a shape of that op's result, fine to slice with.
-    assert just_codes(src) == {"EXL032"}
+    # The size of a data-dependent-shape op's result is itself data-dependent.
+    assert codes(src) == {(3, "EXL032"), (8, "EXL030")}
+
+
+def test_sizes_of_data_dependent_shapes_are_data_dependent():
+    src = module(
+        "boxes = x[x > 0]\nkeep = boxes.argsort()\nif keep.numel() == 0:\n    return x\n"
+        "while len(keep) > 1:\n    keep = keep[1:]\nn = boxes.shape[0]\nif x.shape[0] > 1:\n    x = x[:n]"
+    )
+    got = codes(src)
+    assert got == {(13, "EXL032"), (15, "EXL020"), (17, "EXL020"), (20, "EXL022"), (21, "EXL030")}
+    (branch,) = [d for d in lint(src) if d.code == "EXL020" and d.line == 18]
+    assert any("`boxes` is a tensor whose size depends on data" in n.message for n in branch.provenance)
 
 
 def test_comprehension_and_unpacking_iteration():

@@ -388,11 +388,13 @@ class Interpreter:
             self.assign(target.value, value, frame, stmt, value_node, announce)
 
     def _with_step(self, name: str, value: Val, frame: Frame, stmt: cst.CSTNode) -> Val:
-        word = _describe(value)
-        if word is None:
+        described = _describe(value)
+        if described is None:
             return value
-        code = _short(frame.file.code(stmt).strip().splitlines()[0] if frame.file.code(stmt).strip() else name)
-        return value.add_step(Step(frame.file, stmt, f"`{name}` is {word}: `{code}`"))
+        word, k = described
+        text = frame.file.code(stmt).strip()
+        code = _short(text.splitlines()[0] if text else name)
+        return value.add_step(Step(frame.file, stmt, f"`{name}` is {word}: `{code}`", k))
 
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
@@ -579,9 +581,9 @@ class Interpreter:
                 return Val(ref=FuncRef(base.ref.methods[attr], base.ref.file, cls=base.ref, defining=base.ref))
             return const() if attr in base.ref.class_consts else Val(ref=(base.ref, attr))
         if base.is_tensor:
-            if attr in api.SHAPE_ATTRS:
-                if attr == "shape":
-                    return seq_of(kind(SHAPE, prov=base.prov), "shape_seq", prov=base.prov).with_(kinds=frozenset({SEQ, SHAPE}))
+            if attr == "shape":
+                return _shape_seq(base)
+            if attr == "ndim":
                 return kind(SHAPE, prov=base.prov)
             if attr in api.CONST_ATTRS:
                 return const()
@@ -628,9 +630,13 @@ class Interpreter:
                 index_vals.append(v)
         if base.is_tensor or base.has("shape_seq") or bounds or indices:
             self.emit(ev.Index(node, base, bounds, indices, store), frame)
+        result = self._subscript_value(base, node, bounds, index_vals)
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base), frame)
-        return self._subscript_value(base, node, bounds, index_vals)
+            return _with_data_shape(result)
+        if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
+            return _with_data_shape(result)
+        return result
 
     def _subscript_value(self, base: Val, node: cst.Subscript, bounds: list, index_vals: list[Val]) -> Val:
         if SEQ in base.kinds or base.has("shape_seq"):
@@ -798,12 +804,20 @@ class Interpreter:
         if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
             return args.positional[-1]
         self._size_and_slice_args(node, qual, None, args, frame)
-        if last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords):
+        data_shape = last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords)
+        if data_shape:
             self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None), frame)
         if last == "repeat_interleave":
             repeats = args.get(1, "repeats") if len(args.positional) != 1 else args.positional[0]
             if repeats is not None and repeats.is_tensor:
+                data_shape = True
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats), frame)
+        result = self._torch_result(qual, last, args)
+        if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")):
+            return _with_data_shape(result)
+        return result
+
+    def _torch_result(self, qual: str, last: str, args: "CallArgs") -> Val:
         prov = args.prov()
         if qual in api.TENSOR_CTORS:
             data = args.positional[0] if args.positional else args.keywords.get("data")
@@ -815,12 +829,15 @@ class Interpreter:
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if _returns_tuple(last, args, method=False):
             return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+        if last == "where" and len(args.positional) == 1:
+            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
         if last in api.FULL_REDUCTIONS and len(args.positional) <= 1 and "dim" not in args.keywords:
             return kind(TENSOR, "scalar", prov=prov)
         if last in api.BOOL_FUNCS:
             return kind(TENSOR, "bool", prov=prov)
-        keep = {"size_tensor"} & {t for v in args.all() for t in v.tags}
-        return kind(TENSOR, *keep, prov=prov)
+        tensors = [v for v in args.all() if v.is_tensor]
+        sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
+        return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
 
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
         first = args.positional[0] if args.positional else UNKNOWN
@@ -834,7 +851,9 @@ class Interpreter:
                 return first.with_(items=None, elem=None, ref=None, tags=first.tags - {"shape_seq"}, kinds=first.kinds - {SEQ})
             return const()
         if name == "len":
-            if first.is_tensor or first.has("shape_seq") or first.is_shape:
+            if first.is_tensor:
+                return kind(_size_kind(first), prov=first.prov)
+            if first.has("shape_seq") or first.is_shape:
                 return kind(SHAPE, prov=first.prov)
             return const()
         if name == "super":
@@ -912,21 +931,30 @@ class Interpreter:
             return kind(DDS, prov=prov)
         if name == "size":
             if args.positional or "dim" in args.keywords:
-                return kind(SHAPE, prov=prov)
-            return seq_of(kind(SHAPE, prov=prov), "shape_seq", prov=prov).with_(kinds=frozenset({SEQ, SHAPE}))
+                return kind(_size_kind(receiver), prov=prov)
+            return _shape_seq(receiver)
         if name in api.SHAPE_METHODS:
-            return kind(SHAPE, prov=prov)
+            return kind(SHAPE if name in ("dim", "ndimension") else _size_kind(receiver), prov=prov)
         if name in api.CONST_METHODS:
             return const()
         if name == "type" and not args.positional and not args.keywords:
             return const()
         self._size_and_slice_args(node, None, name, args, frame)
-        if name in api.DATA_SHAPE_OPS:
+        data_shape = name in api.DATA_SHAPE_OPS
+        if data_shape:
             self.emit(ev.DataShapeOp(node, f".{name}()", receiver), frame)
         if name == "repeat_interleave":
             repeats = args.get(0, "repeats")
             if repeats is not None and repeats.is_tensor:
+                data_shape = True
                 self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats), frame)
+        result = self._method_result(receiver, name, args)
+        if data_shape or (receiver.has("dds_shape") and not result.has("scalar")):
+            return _with_data_shape(result)
+        return result
+
+    def _method_result(self, receiver: Val, name: str, args: "CallArgs") -> Val:
+        prov = receiver.prov
         if _returns_tuple(name, args, method=True):
             return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
         if name in api.FULL_REDUCTIONS and not args.positional and "dim" not in args.keywords:
@@ -969,6 +997,27 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+def _size_kind(t: Val) -> str:
+    """A size read from a tensor whose size depends on data is itself data-dependent."""
+    return DDS if t.has("dds_shape") else SHAPE
+
+
+def _shape_seq(t: Val) -> Val:
+    k = _size_kind(t)
+    return seq_of(kind(k, prov=t.prov), "shape_seq", prov=t.prov).with_(kinds=frozenset({SEQ, k}))
+
+
+def _with_data_shape(v: Val) -> Val:
+    if v.is_tensor:
+        return v.with_(tags=v.tags | {"dds_shape"})
+    if v.elem is not None or v.items is not None:
+        return v.with_(
+            elem=_with_data_shape(v.elem) if v.elem is not None else None,
+            items=tuple(_with_data_shape(i) for i in v.items) if v.items is not None else None,
+        )
+    return v
 
 
 def _device_literal(node: cst.BaseExpression) -> str | None:
@@ -1015,12 +1064,14 @@ def _element(value: Val) -> Val:
     return UNKNOWN
 
 
-def _describe(value: Val) -> str | None:
+def _describe(value: Val) -> tuple[str, str] | None:
     if value.has("size_tensor"):
-        return "a tensor built from sizes"
+        return "a tensor built from sizes", "size_tensor"
+    if value.is_tensor and value.has("dds_shape"):
+        return "a tensor whose size depends on data", DDS
     for k in (DDS, TENSOR, SHAPE):
         if k in value.kinds and not (k == TENSOR and value.has("maybe_tuple")):
-            return KIND_WORDS[k]
+            return KIND_WORDS[k], k
     return None
 
 
@@ -1196,12 +1247,12 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             return const()
         if "Tensor" in head:
-            return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`"),))
+            return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`", TENSOR),))
         return UNKNOWN
     default = p.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
-    return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`"),))
+    return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`", TENSOR),))
 
 
 # ====================================================================== self attributes

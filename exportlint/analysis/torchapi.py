@@ -76,7 +76,6 @@ FULL_REDUCTIONS = {
 
 # Tensor methods / attributes that are not tensors.
 SHAPE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "__len__"}
-SHAPE_ATTRS = {"shape", "ndim"}
 CONST_METHODS = {
     "is_floating_point", "is_complex", "is_contiguous", "element_size", "get_device", "data_ptr",
     "stride", "storage_offset", "is_signed", "has_names", "is_pinned", "is_shared", "is_set_to",

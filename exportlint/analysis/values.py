@@ -35,6 +35,7 @@ class Step:
     file: Any
     node: cst.CSTNode
     message: str
+    kind: str = ""  # the kind this step explains: dds / tensor / shape / size_tensor
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,8 +188,12 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         k = CONST
     else:
         return Val(prov=merge_prov(vals))
-    keep = {"size_tensor"} if k == TENSOR or k == DDS else set()
-    tags = {t for v in vals for t in v.tags if t in keep} | set(extra_tags)
+    tags = set(extra_tags)
+    if k == TENSOR and any(v.has("dds_shape") for v in vals):
+        tags.add("dds_shape")
+    data = [v for v in vals if v.is_tensor or v.is_dds]
+    if data and all(v.has("size_tensor") for v in data):
+        tags.add("size_tensor")  # sizes // 2 is still a size tensor; boxes * sizes is not
     if k == TENSOR and any(v.is_tensor and v.has("maybe_tuple") for v in vals) and not any(
         v.is_definite_tensor for v in vals
     ):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
-from exportlint.analysis.values import Step, Val
+from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val
 from exportlint.catalogue import CATALOGUE, RuleInfo
 from exportlint.diagnostics import Target
 
@@ -52,10 +52,27 @@ class Rule:
         raise NotImplementedError
 
     def finding(self, ctx: RuleContext, node: cst.CSTNode, message: str, hint: str, *vals: Val) -> Finding:
+        """A finding at ``node``, explained by the provenance of ``vals`` that matters here."""
         prov: tuple[Step, ...] = ()
         for v in vals:
-            prov += v.prov
+            prov += explain(v)
         return Finding(self.code, ctx.file, node, message, hint, _dedupe(prov))
+
+
+# What makes a value interesting, most telling first; a tensor's history is cut to its last steps.
+_EXPLAIN_ORDER = ("size_tensor", DDS, SHAPE, TENSOR)
+_TENSOR_STEPS = 2
+
+
+def explain(v: Val) -> tuple[Step, ...]:
+    """The provenance steps of ``v`` that explain its most telling kind."""
+    for k in _EXPLAIN_ORDER:
+        if (k == "size_tensor" and v.has(k)) or (k != "size_tensor" and k in v.kinds):
+            steps = tuple(s for s in v.prov if s.kind == k)
+            if k == DDS:  # a data-dependent value: show where the data left the graph, too
+                steps = tuple(s for s in v.prov if s.kind in (DDS, "size_tensor"))
+            return steps[-_TENSOR_STEPS:] if k == TENSOR else steps
+    return ()
 
 
 def _dedupe(prov: tuple[Step, ...]) -> tuple[Step, ...]:

@@ -22,9 +22,13 @@ class TensorFromRuntimeValues(Rule):
         data = e.args[0]
         if not _contains(data, lambda v: v.is_data or v.is_shape):
             return
-        from_tensors = _contains(data, lambda v: v.is_tensor)
-        if from_tensors:
+        if _contains(data, lambda v: v.is_tensor):
             hint = "combine the tensors with `torch.stack([...])` / `torch.cat` instead of re-wrapping their values"
+        elif _contains(data, lambda v: v.is_dds):
+            hint = (
+                "keep the values as tensors (collect 0-d tensors and `torch.stack` them, or keep a boolean mask) "
+                "instead of Python numbers read from tensors"
+            )
         else:
             hint = (
                 "use the shape numbers directly where Python ints are accepted (`size=(h, w)`); "

@@ -11,6 +11,7 @@ analyzed; the run always goes on.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -146,15 +147,29 @@ def _pool_round(
     return failed
 
 
+def _chunks(items: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, str]]]:
+    """Largest files first; small files grouped (up to 16) to cut per-task overhead, so that
+    each chunk holds about 1/(8 * jobs) of the source."""
+    items = sorted(items, key=lambda item: -len(item[1]))
+    budget = sum(len(text) for _, text in items) / (8 * jobs)
+    chunks: list[list[tuple[str, str]]] = []
+    weight = budget
+    for item in items:
+        if weight >= budget or len(chunks[-1]) >= 16:
+            chunks.append([])
+            weight = 0
+        chunks[-1].append(item)
+        weight += len(item[1])
+    return chunks
+
+
 def _analyze_parallel(
     items: list[tuple[str, str]], jobs: int, target: Target, project: Any,
     done: Callable[[str, list[Diagnostic]], None],
 ) -> None:
     """Chunks first; after a worker crash, the lost files one per task, then each file alone,
     so that only the file that really crashes the analyzer gets EXL901."""
-    size = max(1, min(16, len(items) // (jobs * 4)))
-    chunks = [items[i : i + size] for i in range(0, len(items), size)]
-    chunks = _pool_round(chunks, jobs, target, project, done)
+    chunks = _pool_round(_chunks(items, jobs), jobs, target, project, done)
     if chunks:
         chunks = _pool_round([[it] for c in chunks for it in c], jobs, target, project, done)
     for chunk in chunks:
@@ -215,16 +230,35 @@ class _ProgressBar:
 # ---------------------------------------------------------------------------------------------
 # Filtering
 
+_SKIP_MARKER = re.compile("skip-file", re.IGNORECASE)
 
-def finalize(
-    path: str,
-    diagnostics: list[Diagnostic],
-    settings: Settings,
-    text: str | None,
-    suppressions: FileSuppressions | None,
-) -> FileReport:
+
+class Sources:
+    """Texts of the linted files, and their suppression comments parsed only when needed."""
+
+    def __init__(self, texts: dict[str, str] | None = None):
+        self.texts: dict[str, str] = texts or {}
+        self._parsed: dict[str, FileSuppressions] = {}
+
+    def suppressions(self, path: str) -> FileSuppressions | None:
+        text = self.texts.get(path)
+        if text is None:
+            return None
+        if path not in self._parsed:
+            self._parsed[path] = parse_suppressions(text)
+        return self._parsed[path]
+
+    def skipped(self, path: str) -> bool:
+        """Does the file say ``# exportlint: skip-file``?"""
+        text = self.texts.get(path)
+        if text is None or _SKIP_MARKER.search(text) is None:
+            return False
+        return self.suppressions(path).skip_file  # type: ignore[union-attr]
+
+
+def finalize(path: str, diagnostics: list[Diagnostic], settings: Settings, sources: Sources) -> FileReport:
     """De-duplicate, override severities, select/ignore/per-file-ignores, suppress, sort."""
-    if suppressions is not None and suppressions.skip_file:
+    if sources.skipped(path):
         return FileReport(path=path)
     ignored = settings.ignored_in(path)
     seen: set[tuple] = set()
@@ -236,17 +270,13 @@ def finalize(
         seen.add(identity)
         d.severity = settings.severity.get(d.code, d.severity)
         kept.append(d)
+    suppressions = sources.suppressions(path) if kept else None
     if suppressions is not None:
         kept = apply_suppressions(kept, suppressions, settings.show_suppressed)
     kept.sort(key=Diagnostic.sort_key)
+    text = sources.texts.get(path)
     lines = split_lines(text) if kept and text is not None else None
     return FileReport(path=path, diagnostics=kept, lines=lines)
-
-
-def _unused(path: str, suppressions: FileSuppressions | None) -> list[UnusedSuppression]:
-    if suppressions is None:
-        return []
-    return [UnusedSuppression(path, line, msg) for line, msg in suppressions.unused()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,11 +288,11 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
 
     Diagnostics the analysis reports in other files are dropped.
     """
-    suppressions = parse_suppressions(text)
-    if suppressions.skip_file:
+    sources = Sources({path: text})
+    if sources.skipped(path):
         return FileReport(path=path)
     raw = [d for d in _analyze_one(text, path, settings.target, None) if d.path == path]
-    return finalize(path, raw, settings, text, suppressions)
+    return finalize(path, raw, settings, sources)
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings) -> FileReport:
@@ -271,7 +301,7 @@ def lint_bytes(data: bytes, path: str, settings: Settings) -> FileReport:
         text = decode_source(data)
     except SourceError as e:
         diag = file_diagnostic("EXL900", path, e.line, e.message, settings.target)
-        return finalize(path, [diag], settings, None, None)
+        return finalize(path, [diag], settings, Sources())
     return lint_text(text, path, settings)
 
 
@@ -283,19 +313,16 @@ def lint_paths(paths: list[str], settings: Settings) -> list[FileReport]:
 def run(paths: list[str], settings: Settings, progress: bool = False) -> LintResult:
     """Lint files and directories; ``progress`` shows a bar on stderr for many files."""
     found = discover(paths, settings.exclude, settings.root, settings.force_exclude)
-    texts: dict[str, str] = {}
+    sources = Sources()
     hashes: dict[str, str] = {}
-    suppressions: dict[str, FileSuppressions] = {}
     raw: dict[str, list[Diagnostic]] = {}
     for path in found.files:
         try:
-            data, text = read_source(path)
+            data, sources.texts[path] = read_source(path)
         except SourceError as e:
             raw[path] = [file_diagnostic("EXL900", path, e.line, e.message, settings.target)]
             continue
-        texts[path] = text
-        suppressions[path] = parse_suppressions(text)
-        if not suppressions[path].skip_file:
+        if not sources.skipped(path):
             hashes[path] = content_hash(data)
 
     result = LintResult(reports=[], missing=found.missing)
@@ -304,7 +331,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
     for path in hashes:
         cached = cache.get(path) if cache is not None else None
         if cached is None:
-            todo.append((path, texts[path]))
+            todo.append((path, sources.texts[path]))
         else:
             raw[path] = cached
             result.cached += 1
@@ -319,10 +346,15 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
     if cache is not None:
         cache.save()
 
-    result.reports = _regroup(found.files, raw, texts, suppressions, settings)
+    result.reports = _regroup(found.files, raw, sources, settings)
     if settings.report_unused_suppressions:
         for report in result.reports:
-            result.unused_suppressions += _unused(report.path, suppressions.get(report.path))
+            suppressions = None if sources.skipped(report.path) else sources.suppressions(report.path)
+            if suppressions is not None:
+                result.unused_suppressions += [
+                    UnusedSuppression(report.path, line, message)
+                    for line, message in suppressions.unused()
+                ]
     return result
 
 
@@ -333,13 +365,10 @@ def _open_cache(settings: Settings, hashes: dict[str, str]) -> Cache | None:
 
 
 def _regroup(
-    files: list[str],
-    raw: dict[str, list[Diagnostic]],
-    texts: dict[str, str],
-    suppressions: dict[str, FileSuppressions],
-    settings: Settings,
+    files: list[str], raw: dict[str, list[Diagnostic]], sources: Sources, settings: Settings
 ) -> list[FileReport]:
     by_path: dict[str, list[Diagnostic]] = {path: [] for path in files}
+    linted = set(files)
     shown = {os.path.abspath(path): path for path in files}
     for diagnostics in raw.values():
         for d in diagnostics:
@@ -348,19 +377,10 @@ def _regroup(
             by_path.setdefault(d.path, []).append(d)
     reports = []
     for path in sorted(by_path):
-        if path not in texts and path not in files:
-            _read_outside(path, texts, suppressions)
-        reports.append(
-            finalize(path, by_path[path], settings, texts.get(path), suppressions.get(path))
-        )
+        if path not in linted:  # a file outside the linted set
+            try:
+                sources.texts[path] = read_source(path)[1]
+            except SourceError:
+                pass
+        reports.append(finalize(path, by_path[path], settings, sources))
     return reports
-
-
-def _read_outside(path: str, texts: dict[str, str], suppressions: dict[str, FileSuppressions]) -> None:
-    """Source of a file outside the linted set that the analysis reported into."""
-    try:
-        _, text = read_source(path)
-    except SourceError:
-        return
-    texts[path] = text
-    suppressions[path] = parse_suppressions(text)

@@ -119,9 +119,23 @@ def _comments(text: str) -> list[tuple[int, str]]:
         ]
 
 
+def _might_suppress(text: str) -> bool:
+    """Cheap pre-check: would any line suppress something if its marker were a real comment?
+
+    Most files have no marker, or only other tools' (``# noqa: F401``): they are not tokenized.
+    """
+    scratch = FileSuppressions()
+    for m in _CANDIDATE.finditer(text):
+        end = text.find("\n", m.end())
+        _parse_comment(text[m.start() : len(text) if end == -1 else end], 0, scratch)
+        if scratch.skip_file or scratch.by_line:
+            return True
+    return False
+
+
 def parse_suppressions(text: str) -> FileSuppressions:
     found = FileSuppressions()
-    if _CANDIDATE.search(text) is None:
+    if not _might_suppress(text):
         return found
     for line, comment in _comments(text):
         if _CANDIDATE.search(comment):

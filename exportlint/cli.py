@@ -15,10 +15,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exportlint import __version__
 from exportlint.reporters import FORMATS
+
+if TYPE_CHECKING:
+    from exportlint.config import Settings
+    from exportlint.diagnostics import FileReport
 
 SUBCOMMANDS = ("rule", "rules", "lsp", "server")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -80,13 +84,16 @@ def _lint_parser() -> argparse.ArgumentParser:
     dyn = p.add_argument_group("dynamic pass (needs exportlint[dynamic])")
     dyn.add_argument("--dynamic", action="store_true",
                      help="also run the real exporters on the model to confirm findings")
-    dyn.add_argument("--model", metavar="SPEC", help="the model to build (module:factory)")
+    dyn.add_argument("--model", metavar="SPEC",
+                     help="the model to build: module_or_file:ClassOrFactory")
     dyn.add_argument("--input", action="append", default=[], metavar="SPEC",
-                     help="an example input (repeatable)")
+                     help="an example input, e.g. 1x3x224x224:float32 (repeatable, in order)")
     dyn.add_argument("--dynamic-dim", action="append", default=[], metavar="SPEC",
-                     help="a dynamic dimension (repeatable)")
-    dyn.add_argument("--dynamic-timeout", type=float, default=300.0, metavar="SECONDS",
-                     help="time limit of each export (default: 300)")
+                     help="a dynamic dimension, input:dim[:name] (repeatable)")
+    dyn.add_argument("--dynamic-timeout", type=float, metavar="SECONDS",
+                     help="time limit per model file (default: 300)")
+    dyn.add_argument("--dynamic-memory", metavar="SIZE",
+                     help="memory cap of the exporter process, e.g. 8G (default: 3/4 of RAM)")
     dyn.add_argument("--strict-export", action="store_true", help="torch.export(strict=True)")
     dyn.add_argument("--summary-json", metavar="PATH",
                      help="write the per-exporter summary as JSON")
@@ -175,8 +182,9 @@ def _lint(args: argparse.Namespace) -> int:
         extra={"version": __version__, "cwd": os.getcwd(), "root": str(settings.root)},
     )
     _write(renderer(result.reports, ctx), args.output_file)
-    if dynamic_summary is not None and args.format == "text" and not args.output_file:
-        _render_dynamic_summary(dynamic_summary, ctx.color)
+    if dynamic_summary is not None and not args.quiet:
+        on_stdout = args.format == "text" and not args.output_file
+        _render_dynamic_summary(dynamic_summary, ctx.color, stderr=not on_stdout)
     for unused in result.unused_suppressions:
         sys.stderr.write(f"{unused}\n")
 
@@ -218,9 +226,9 @@ def _write(output: str, output_file: str | None) -> None:
 # Dynamic pass
 
 
-def _run_dynamic(args: argparse.Namespace, reports: list, settings) -> list[dict]:
+def _run_dynamic(args: argparse.Namespace, reports: list[FileReport], settings: Settings) -> list[dict]:
     try:
-        from exportlint.dynamic import DynamicOptions, run_dynamic
+        from exportlint.dynamic import DynamicOptions, DynamicOptionsError, run_dynamic
     except ImportError as e:
         raise UsageError(
             f"the dynamic pass is not available ({e}); install it with "
@@ -228,26 +236,44 @@ def _run_dynamic(args: argparse.Namespace, reports: list, settings) -> list[dict
         ) from None
     options = DynamicOptions(
         model=args.model, inputs=list(args.input), dynamic_dims=list(args.dynamic_dim),
-        timeout=args.dynamic_timeout, strict_export=args.strict_export,
-        target=settings.target, config=settings.dynamic,
+        timeout=args.dynamic_timeout, memory=args.dynamic_memory,
+        strict=True if args.strict_export else None, target=settings.target,
+        summary_json=args.summary_json, config=settings.dynamic,
+        base=str(settings.root) if settings.config_file else None,
     )
-    rows = run_dynamic(reports, options)
-    if args.summary_json:
-        import json
-
-        try:
-            Path(args.summary_json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"cannot write {args.summary_json}: {e.strerror or e}") from None
+    try:
+        rows = run_dynamic(reports, options, progress=False if args.quiet else None)
+    except DynamicOptionsError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:  # e.g. --summary-json cannot be written
+        raise UsageError(f"dynamic pass: {e}") from None
+    _tidy_after_dynamic(reports, settings)
     return rows
 
 
-def _render_dynamic_summary(rows: list[dict], color: bool) -> None:
+def _tidy_after_dynamic(reports: list[FileReport], settings: Settings) -> None:
+    """The dynamic pass adds findings (EXL090/EXL091): filter, sort, and give them source lines."""
+    from exportlint.files import SourceError, read_source, split_lines
+
+    for r in reports:
+        r.diagnostics = sorted(
+            (d for d in r.diagnostics if settings.is_enabled(d.code, r.path)),
+            key=lambda d: d.sort_key(),
+        )
+        if r.diagnostics and r.lines is None:
+            try:
+                r.lines = split_lines(read_source(r.path)[1])
+            except SourceError:
+                pass
+    reports.sort(key=lambda r: r.path)
+
+
+def _render_dynamic_summary(rows: list[dict], color: bool, stderr: bool) -> None:
     from rich.console import Console
 
     from exportlint.dynamic import render_summary
 
-    render_summary(rows, Console(no_color=not color, force_terminal=color or None))
+    render_summary(rows, Console(stderr=stderr, no_color=not color, force_terminal=color or None))
 
 
 # ---------------------------------------------------------------------------------------------

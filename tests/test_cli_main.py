@@ -391,3 +391,60 @@ def test_stdin_through_the_real_engine(project):
                       stdin=MODEL)
     found = [(d["path"], d["code"], d["line"]) for d in json.loads(proc.stdout)]
     assert ("buffer.py", "EXL001", 6) in found and {path for path, _, _ in found} == {"buffer.py"}
+
+
+def fake_dynamic(monkeypatch, error=None):
+    """A stand-in exportlint.dynamic that confirms every finding and adds an EXL090 elsewhere."""
+    module = types.ModuleType("exportlint.dynamic")
+    seen = {}
+
+    class DynamicOptionsError(ValueError):
+        pass
+
+    class DynamicOptions:
+        def __init__(self, **kwargs):
+            seen["options"] = kwargs
+
+    def run_dynamic(reports, options, progress=None):
+        if error:
+            raise DynamicOptionsError(error)
+        for r in reports:
+            for d in r.diagnostics:
+                d.dynamic = {"status": "confirmed", "exporter": "torch.export", "message": "boom",
+                             "max_abs_diff": None}
+        clean = next(r for r in reports if r.path == "clean.py")
+        clean.diagnostics.append(Diagnostic(
+            "clean.py", 1, 1, 1, 2, "EXL090", "export-failure", Severity.ERROR, Target.EXPORT,
+            "torch.export failed here", "see the exporter's message"))
+        return [{"model": "m", "exporter": "torch.export", "status": "failed"}]
+
+    module.DynamicOptions, module.DynamicOptionsError = DynamicOptions, DynamicOptionsError
+    module.run_dynamic = run_dynamic
+    module.render_summary = lambda rows, console: console.print(f"SUMMARY {len(rows)} row")
+    monkeypatch.setitem(sys.modules, "exportlint.dynamic", module)
+    return seen
+
+
+def test_dynamic_pass_is_wired(project, fake_engine, capsys, monkeypatch):
+    seen = fake_dynamic(monkeypatch)
+    code, out, err = lint(capsys, ".", "--select", "EXL001", "--dynamic", "--model", "model.py:M",
+                          "--input", "2x3", "--dynamic-dim", "0:0:batch", "--dynamic-timeout", "9",
+                          "--strict-export", "--target", "trace")
+    assert code == 1
+    options = seen["options"]
+    assert options["model"] == "model.py:M" and options["inputs"] == ["2x3"]
+    assert options["dynamic_dims"] == ["0:0:batch"] and options["timeout"] == 9.0
+    assert options["strict"] is True and options["target"] is Target.TRACE
+    assert "= dynamic: ✔ confirmed by torch.export: boom" in out
+    lines = out.splitlines()
+    i = lines.index("clean.py:1:1: EXL090 [error] torch.export failed here")
+    assert lines[i + 2] == "1 | x = 1"  # the added finding gets its source line
+    assert lines[-1] == "SUMMARY 1 row"
+    code, out, err = lint(capsys, ".", "--dynamic", "--ignore", "EXL090", "--format", "json")
+    assert "EXL090" not in out and "SUMMARY" in err
+
+
+def test_dynamic_bad_options_exit_2(project, fake_engine, capsys, monkeypatch):
+    fake_dynamic(monkeypatch, error="model spec 'x' is not module:Class")
+    code, out, err = lint(capsys, ".", "--dynamic", "--model", "x")
+    assert code == 2 and "model spec 'x' is not module:Class" in err and out == ""

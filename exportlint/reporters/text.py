@@ -27,9 +27,13 @@ from exportlint.reporters import RenderContext
 
 TAB = "    "
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
+# Dynamic-pass verdicts (exportlint.dynamic.verdicts): (what happened, preposition for the exporter).
 _VERDICT = {
-    "confirmed": "✔ confirmed by",
-    "not-reproduced": "✘ not reproduced by",
+    "confirmed": ("✔ confirmed", "by"),
+    "diverges": ("✔ confirmed, the exported output diverges", "under"),
+    "passes": ("✘ not reproduced: exported fine", "with"),
+    "not-verifiable": ("? not verifiable", "with"),
+    "not-reached": ("– not reached", "by"),
 }
 
 
@@ -62,8 +66,9 @@ def caret_span(line: str, column: int, end_column: int | None) -> tuple[str, int
 
 def _dynamic_line(dynamic: dict) -> str:
     status = str(dynamic.get("status", ""))
-    exporter = dynamic.get("exporter") or "the exporter"
-    head = f"{_VERDICT[status]} {exporter}" if status in _VERDICT else f"{status} ({exporter})"
+    what, preposition = _VERDICT.get(status, (status, "with"))
+    exporter = dynamic.get("exporter")
+    head = f"{what} {preposition} {exporter}" if exporter else what
     message = dynamic.get("message")
     diff = dynamic.get("max_abs_diff")
     tail = f": {message}" if message else ""

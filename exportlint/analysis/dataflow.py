@@ -25,6 +25,10 @@ from exportlint.analysis.values import (
 )
 
 MAX_DEPTH = 12
+
+# The result of a callee we cannot see, given tensors: a tensor, a tuple, a number… Nothing is
+# reported about it until a tensor-only method is called on it.
+OPAQUE = Val(tags=frozenset({"opaque"}))
 MAX_LOOP_ROUNDS = 3
 
 Sink = Callable[[ev.Event, FileIndex, "Frame"], None]
@@ -594,6 +598,8 @@ class Interpreter:
             return Val(ref=(base, attr))  # a bound tensor method
         if base.has("module") or base.has("modlist"):
             return Val(tags=frozenset({"module"}))
+        if base.has("opaque") and attr == "shape":
+            return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
         return UNKNOWN
 
     def self_attribute(self, cls: ClassInfo, attr: str, frame: Frame) -> Val:
@@ -693,8 +699,8 @@ class Interpreter:
         if isinstance(receiver.ref, (SelfRef, ClassInfo)):
             callee = self.attribute(receiver, name, frame)
             return self.call_value(node, callee, args, frame)
-        if receiver.is_tensor:
-            return self.tensor_method(node, receiver, func.value, name, args, frame)
+        if receiver.is_tensor or (receiver.has("opaque") and name in api.TENSOR_ONLY_METHODS):
+            return self.tensor_method(node, receiver.with_(kinds=receiver.kinds | {TENSOR}, tags=receiver.tags | {"maybe_tuple"}), func.value, name, args, frame)
         self._device_call(node, name, args, frame)
         if receiver.has("module") or receiver.has("modlist"):
             return kind(TENSOR, "maybe_tuple", prov=args.prov()) if args.has_tensor() else UNKNOWN
@@ -737,9 +743,9 @@ class Interpreter:
             return self.call_module(callee, args)
         if isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], Val):
             return self.tensor_method(node, ref[0], node.func, ref[1], args, frame)
-        if callee.is_tensor or args.has_tensor():
+        if callee.is_tensor:
             return kind(TENSOR, "maybe_tuple", prov=args.prov())
-        return UNKNOWN
+        return OPAQUE if args.has_tensor() else UNKNOWN
 
     def call_module(self, module: Val, args: "CallArgs") -> Val:
         """``self.block(x)``: what the submodule's forward returns (analyzed as its own entry)."""
@@ -780,9 +786,9 @@ class Interpreter:
         cls = frame.file.project.find_class(qual) if frame.file.project is not None else None
         if cls is not None:
             return self.call_value(node, Val(ref=cls), args, frame)
-        if args.has_tensor():
-            return kind(TENSOR, "maybe_tuple", prov=args.prov())
         last = qual.rsplit(".", 1)[-1]
+        if args.has_tensor() and not last[:1].isupper():
+            return OPAQUE  # e.g. einops.rearrange(x, ...) or F.get_image_size(img): could be anything
         if last[:1].isupper():
             return Val(tags=frozenset({"module"}))
         return UNKNOWN
@@ -793,7 +799,7 @@ class Interpreter:
         last = qual.rsplit(".", 1)[-1]
         if qual in api.EXPORT_MODE_FUNCS:
             return Val(kinds=frozenset({CONST}), tags=frozenset({"export_mode"}))
-        if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES):
+        if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel":
             return kind(SHAPE, prov=args.prov())
@@ -990,7 +996,7 @@ class Interpreter:
             is_to_positional = method == "to" and arg.keyword is None and arg is node.args[0]
             is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
             if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value):
-                self.emit(ev.DeviceString(arg if is_device_kw else node, _device_literal(arg.value) or ""), frame)
+                self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
 
 
 _SHAPE_KEEPING = {

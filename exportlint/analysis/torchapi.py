@@ -50,6 +50,8 @@ NON_TENSOR_FUNCS = {
     "torch.result_type",
     "torch.can_cast",
 }
+# torch.is_autocast_cpu_enabled(), torch.get_default_device(), torch.set_grad_enabled(...)
+PREDICATE_PREFIXES = ("is_", "get_", "set_", "has_", "can_", "are_", "use_", "_is_", "_get_")
 NON_TENSOR_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.")
 
 # Functions (torch.X) and methods (t.X) returning a tuple of tensors.
@@ -161,3 +163,11 @@ ITERATING_BUILTINS = {"list", "tuple", "enumerate", "zip", "sorted", "reversed",
 CONVERTERS = {"int", "float", "bool", "complex"}
 
 DEVICE_METHODS = {"cuda", "cpu"}
+
+# Methods that (among the values model code handles) only tensors have: calling one on an
+# unknown value tells us it is a tensor.
+TENSOR_ONLY_METHODS = {
+    "item", "tolist", "numpy", "any", "all", "nonzero", "argmax", "argmin", "softmax", "sigmoid",
+    "masked_fill", "masked_select", "unsqueeze", "squeeze", "permute", "view", "float", "long", "bool",
+    "half", "detach", "contiguous", "numel", "dim", "unbind", "size", "clamp", "flatten", "norm",
+}

@@ -101,6 +101,7 @@ def _describe(example, second) -> dict:  # noqa: ANN001
     def shapes(inp) -> list:  # noqa: ANN001
         return [list(t.shape) for t in leaves((inp.args, inp.kwargs))]
     return {"source": example.source, "shapes": shapes(example), "second": second.source,
+            "resized": shapes(example) != shapes(second),
             "second_shapes": shapes(second), "notes": example.notes + second.notes}
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from exportlint.dynamic.harness import Inputs, leaves
+from exportlint.dynamic.harness import Inputs, is_out_of_memory, leaves
 from exportlint.dynamic.locate import (
     UserFiles, failure_points, first_line, message_locations, root_cause, strip_ansi,
     tracer_warnings,
@@ -75,17 +75,13 @@ def run(exporter: str, ctx: Context) -> dict:
 
 def _record_failure(out: dict, phase: str, exc: BaseException, files: UserFiles) -> None:
     cause = root_cause(exc)
-    out["status"] = "out-of-memory" if _is_oom(exc) else ("unavailable" if phase == "probe" else "failed")
+    out["status"] = "out-of-memory" if is_out_of_memory(cause) else (
+        "unavailable" if phase == "probe" else "failed")
     out["phase"] = phase
     out["exception"] = type(cause).__name__
     out["message"] = first_line(cause)
     out["detail"] = strip_ansi(str(exc))[:4000]
     out["points"] = [list(p) for p in failure_points(exc, files)]
-
-
-def _is_oom(exc: BaseException) -> bool:
-    return isinstance(root_cause(exc), MemoryError) or "can't allocate memory" in str(exc) or (
-        "DefaultCPUAllocator" in str(exc))
 
 
 def _step(phase: str, fn: Callable[[], Any]) -> Any:
@@ -104,7 +100,7 @@ def compare(out: dict, got: list, want: list[torch.Tensor], atol: float, rtol: f
         out.update(status="diverges", phase="compare",
                    message=f"the artifact returned {len(got)} tensors, eager {len(want)}")
         return
-    worst = 0.0
+    worst, first_bad = 0.0, None
     for i, (g, w) in enumerate(zip(got, want)):
         g = torch.as_tensor(g)
         if tuple(g.shape) != tuple(w.shape):
@@ -117,10 +113,11 @@ def compare(out: dict, got: list, want: list[torch.Tensor], atol: float, rtol: f
         if diff.numel():
             m = diff.max().item()
             worst = max(worst, m) if not math.isnan(m) else math.inf
-            bad = ~(diff <= atol + rtol * w64.abs())
-            if bool(bad.any()):
-                out.update(status="diverges", phase="compare", message=(
-                    f"output {i} differs from eager on the second input (max abs diff {m:.3g})"))
+            if first_bad is None and bool((~(diff <= atol + rtol * w64.abs())).any()):
+                first_bad = i
+    if first_bad is not None:
+        out.update(status="diverges", phase="compare", message=(
+            f"output {first_bad} differs from eager on the second input (max abs diff {worst:.3g})"))
     out["max_abs_diff"] = worst if math.isfinite(worst) else None
 
 

@@ -12,7 +12,6 @@ import inspect
 import itertools
 import os
 import sys
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -71,8 +70,7 @@ def load_module(target: str, base: Path) -> ModuleType:
         spec.loader.exec_module(module)
         return module
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code too
-        raise SetupError("import", f"importing {target} failed: {type(exc).__name__}: "
-                         f"{first_line(exc)}", exception=type(exc).__name__) from exc
+        raise _setup_from("import", f"importing {target} failed", exc)
 
 
 def _package_of(path: Path) -> tuple[str | None, Path]:
@@ -458,7 +456,16 @@ def run_eager(model: nn.Module, inputs: Inputs, what: str) -> Any:
         if _is_cuda_error(exc):
             raise _setup_from("cuda", f"the model needs CUDA, which this torch does not have ({what})",
                               exc)
+        if is_out_of_memory(exc):
+            raise _setup_from("memory", f"the model ran out of memory in eager mode on {what} "
+                              "(raise the limit with [tool.exportlint.dynamic] memory)", exc)
         raise _setup_from("eager", f"the model fails in eager mode on {what}", exc)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, MemoryError) or "can't allocate memory" in text or (
+        "DefaultCPUAllocator" in text)
 
 
 def _is_cuda_error(exc: BaseException) -> bool:
@@ -471,6 +478,3 @@ def leaves(value: Any) -> list[torch.Tensor]:
     return [x for x in pytree.tree_leaves(value) if isinstance(x, torch.Tensor)]
 
 
-def format_exception_tail(exc: BaseException, limit: int = 4000) -> str:
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return text[-limit:]

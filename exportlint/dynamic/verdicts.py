@@ -11,6 +11,7 @@ run before the failure were captured by the exporter, the others never reached i
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -22,6 +23,11 @@ SETUP_CODE = "EXL092" if "EXL092" in CATALOGUE else "EXL090"
 RANK = {"confirmed": 5, "diverges": 4, "not-verifiable": 3, "passes": 2, "not-reached": 1}
 FAILED = ("failed", "out-of-memory", "timeout", "crashed")
 _LOWER = {Severity.ERROR: Severity.WARNING, Severity.WARNING: Severity.INFO, Severity.INFO: Severity.INFO}
+# Findings that turn tensor data into Python values or data-dependent sizes: a failure on a
+# finding's line is also theirs when they are on that finding's provenance chain.
+VALUE_SOURCES = {"EXL001", "EXL002", "EXL003", "EXL032", "EXL050"}
+# Findings about shapes: with no dynamic dim declared, "passes" only holds for the example's sizes.
+SHAPE_CODES = {"EXL010", "EXL011", "EXL022", "EXL040", "EXL041"}
 _HINTS = {
     "EXL090": "The exporter could not capture this line: rewrite it with tensor operations "
               "(see the rule's documentation), or keep it out of the exported path.",
@@ -32,10 +38,40 @@ _HINTS = {
 }
 
 Loc = tuple[str, int]
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w\s,()\[\]*]*?)\s*(?::[^=]*)?=(?!=)")
 
 
 def real(path: str) -> str:
     return os.path.realpath(path)
+
+
+class Sources:
+    """Source lines of the files involved, read once."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, list[str]] = {}
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self.files:
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self.files[path] = text.splitlines()
+        return self.files[path]
+
+    def line(self, path: str, line: int) -> str:
+        lines = self.lines(path)
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def assigned(self, d: Diagnostic) -> set[str]:
+        """Names a finding's line assigns (``t = x.item()`` -> {"t"})."""
+        m = _ASSIGNED.match(self.line(real(d.path), d.line))
+        return set(re.findall(r"[A-Za-z_]\w*", m.group(1))) if m else set()
+
+    def uses(self, loc: Loc, names: set[str]) -> bool:
+        text = self.line(*loc)
+        return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
 
 
 @dataclass
@@ -60,7 +96,7 @@ class Judge:
         self.verdicts: dict[int, Verdict] = {}
         self.new: dict[tuple[str, int, str], Diagnostic] = {}
         self.rows: list[dict[str, Any]] = []
-        self._lines: dict[str, list[str]] = {}
+        self.sources = Sources()
 
     # -- public --------------------------------------------------------------------------------
 
@@ -70,7 +106,7 @@ class Judge:
         executed = {real(p) for p in result.get("executed") or {}}
         scope = [d for r in self.reports for d in r.diagnostics
                  if real(d.path) in executed or real(d.path) == file_]
-        run = _Run(result, file_, scope)
+        run = _Run(result, file_, scope, self.sources)
         self.rows += _rows(where, result)
         if result.get("error"):
             self._setup_failed(run, result["error"], scope)
@@ -106,7 +142,7 @@ class Judge:
 
     def _setup_failed(self, run: "_Run", error: dict, scope: list[Diagnostic]) -> None:
         points = [(real(p), int(ln)) for p, ln, *_ in error.get("points", [])]
-        hit = _tied(scope, points)
+        hit = _tied(scope, points, self.sources)
         kind = error["kind"]
         for d in scope:
             if id(d) in hit and kind == "cuda":
@@ -131,7 +167,7 @@ class Judge:
             text = f"{o['exporter']}: {o['message']}" + _reason(o)
         else:
             return
-        if locs and _tied(scope, locs):
+        if locs and _tied(scope, locs, self.sources):
             return
         where = locs[0] if locs else run.forward
         if not locs:
@@ -149,7 +185,7 @@ class Judge:
                 old.message += f"; {message}"
             return
         rule = CATALOGUE[code]
-        text = self._line(path, line)
+        text = self.sources.line(path, line)
         indent = len(text) - len(text.lstrip())
         d = Diagnostic(
             path=self._report_for(path).path, line=line, column=indent + 1, end_line=line,
@@ -160,15 +196,6 @@ class Judge:
         d.dynamic = verdict.as_dict()
         self.new[key] = d
 
-    def _line(self, path: str, line: int) -> str:
-        if path not in self._lines:
-            try:
-                self._lines[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self._lines[path] = []
-        lines = self._lines[path]
-        return lines[line - 1] if 0 < line <= len(lines) else ""
-
     def _report_for(self, path: str) -> FileReport:
         key = real(path)
         if key not in self.by_path:
@@ -178,8 +205,7 @@ class Judge:
             self.by_path[key] = report
         report = self.by_path[key]
         if report.lines is None:
-            self._line(key, 1)
-            report.lines = self._lines[key]
+            report.lines = self.sources.lines(key)
         return report
 
 
@@ -187,7 +213,7 @@ class Judge:
 
 
 class _Run:
-    def __init__(self, result: dict, file: str, scope: list[Diagnostic]) -> None:
+    def __init__(self, result: dict, file: str, scope: list[Diagnostic], sources: Sources) -> None:
         self.file = file
         self.executed: dict[str, dict[int, int]] = {
             real(p): {int(ln): int(i) for ln, i in pairs if ln > 0}
@@ -195,9 +221,10 @@ class _Run:
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
         self.outcomes: list[dict] = result.get("exporters") or []
-        self.tied = [_tied(scope, self.locations(o)) for o in self.outcomes]
-        self.warned = [_tied(scope, [(real(w["path"]), int(w["line"])) for w in o.get("warnings", [])])
-                       for o in self.outcomes]
+        self.resized = (result.get("inputs") or {}).get("resized", False)
+        self.tied = [_tied(scope, self.locations(o), sources) for o in self.outcomes]
+        self.warned = [_tied(scope, [(real(w["path"]), int(w["line"])) for w in o.get("warnings", [])],
+                             sources) for o in self.outcomes]
 
     def locations(self, o: dict) -> list[Loc]:
         return self.points(o) if o["status"] in FAILED else self.implicated(o)
@@ -238,6 +265,9 @@ class _Run:
         if passed:
             text = f"ran under {', '.join(passed)} without problems"
             text += "".join(f"; {s}" for s in stopped)
+            if d.code in SHAPE_CODES and not self.resized:
+                text += (" with the example's sizes only (no dynamic dim declared: add "
+                         "--dynamic-dim to check other sizes)")
             return Verdict("passes", passed[0], text)
         if stopped:
             return Verdict("not-verifiable", None, "; ".join(stopped))
@@ -266,19 +296,32 @@ class _Run:
         if not failed:
             return "pass", ""  # the divergence was located at other lines
         first = sorted((self.executed[p][ln], ln) for p, ln in locs if ln in self.executed.get(p, {}))
-        if first and (self.order(d) or 0) < first[0][0]:
-            return "pass", ""  # this line ran, and was captured, before the failure
         line = first[0][1] if first else locs[0][1]
-        return "stopped", f"{o['exporter']} failed earlier, at line {line}, before reaching this line"
+        if not first or (self.order(d) or 0) > first[0][0]:
+            return "stopped", f"{o['exporter']} failed earlier, at line {line}, before reaching this line"
+        if tied:  # this line ran, and was captured, before a failure another finding explains
+            return "pass", ""
+        return "unknown", (f"{o['exporter']} failed later, at line {line}, where no finding is "
+                           f"({_exc_text(o)}); if that line uses a value computed here, this is the cause")
 
 
-def _tied(diags: list[Diagnostic], locs: Iterable[Loc]) -> set[int]:
-    """ids of ``diags`` tied to any of ``locs``: on their lines or provenance chain, or on the
-    provenance chain of a diagnostic that is itself on the lines."""
+def _tied(diags: list[Diagnostic], locs: Iterable[Loc], sources: Sources) -> set[int]:
+    """ids of ``diags`` tied to any of ``locs``.
+
+    Tied: a finding on one of the lines; else (the failure is often where a value is consumed)
+    a finding that assigns a name used on one of the lines, earlier in the same file.  Then
+    also the findings that produce data-dependent values on the provenance chain of those
+    (``.item()`` behind an ``if``).
+    """
     locs = set(locs)
-    direct = [d for d in diags if _span(d) & locs or _provenance(d) & locs]
+    direct = [d for d in diags if _span(d) & locs]
+    if not direct:
+        direct = [d for d in diags if any(p == real(d.path) and ln > d.line
+                                          and sources.uses((p, ln), sources.assigned(d))
+                                          for p, ln in locs)]
     chained = set().union(*(_provenance(d) for d in direct)) if direct else set()
-    return {id(d) for d in direct} | {id(d) for d in diags if _span(d) & chained}
+    return {id(d) for d in direct} | {id(d) for d in diags
+                                      if d.code in VALUE_SOURCES and _span(d) & chained}
 
 
 def _span(d: Diagnostic) -> set[Loc]:
@@ -296,11 +339,13 @@ def _exc_text(o: dict) -> str:
 
 
 def _reason(o: dict, d: Diagnostic | None = None) -> str:
-    """Why a line is implicated in a divergence (the TracerWarning or TracingCheckError)."""
-    for p, ln, why in o.get("implicated", []):
-        if d is None or (real(p), int(ln)) in _span(d) | _provenance(d):
-            return f" — {why}"
-    return ""
+    """Why a line is implicated in a divergence (the TracerWarning or TracingCheckError),
+    preferring the one on the finding's own lines over one on its provenance chain."""
+    found = [(real(p), int(ln), why) for p, ln, why in o.get("implicated", [])]
+    if d is not None:
+        span, prov = _span(d), _provenance(d)
+        found = ([f for f in found if f[:2] in span] or [f for f in found if f[:2] in prov])
+    return f" — {found[0][2]}" if found else ""
 
 
 def _warning_text(d: Diagnostic, o: dict) -> str:

@@ -152,6 +152,7 @@ def _config_start(args: argparse.Namespace) -> Path:
 
 def _lint(args: argparse.Namespace) -> int:
     from exportlint.config import ConfigError, load_settings
+    from exportlint.files import is_excluded
     from exportlint.runner import LintResult, lint_bytes, run
 
     try:
@@ -166,8 +167,10 @@ def _lint(args: argparse.Namespace) -> int:
         result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
     if "-" in args.paths:
         name = args.stdin_filename or "-"
-        result.reports.append(lint_bytes(sys.stdin.buffer.read(), name, settings))
-        result.reports.sort(key=lambda r: r.path)
+        data = sys.stdin.buffer.read()
+        if not (settings.force_exclude and is_excluded(name, settings.exclude, settings.root)):
+            result.reports.append(lint_bytes(data, name, settings))
+            result.reports.sort(key=lambda r: r.path)
 
     for path in result.missing:
         _error(f"path does not exist: {path}")
@@ -333,7 +336,10 @@ def _rules(argv: list[str]) -> int:
         table.add_column(column)
     for r in CATALOGUE.values():
         table.add_row(r.code, r.name, r.export.value, r.trace.value, r.summary)
-    Console(no_color=args.no_color or bool(os.environ.get("NO_COLOR"))).print(table)
+    console = Console(no_color=args.no_color or bool(os.environ.get("NO_COLOR")))
+    if not console.is_terminal:
+        console.width = 200  # one line per rule when piped
+    console.print(table)
     return EXIT_OK
 
 

@@ -157,6 +157,15 @@ class Discovery:
     missing: list[str] = field(default_factory=list)  # command-line paths that do not exist
 
 
+def _matcher(exclude: list[str] | tuple[str, ...], root: Path | str) -> PathMatcher:
+    return PathMatcher(list(DEFAULT_SKIPS) + list(exclude), root)
+
+
+def is_excluded(path: str, exclude: list[str] | tuple[str, ...], root: Path | str) -> bool:
+    """Would ``path`` (or a parent directory) be skipped by the default skips or ``exclude``?"""
+    return _matcher(exclude, root).matches(path, is_dir=os.path.isdir(path))
+
+
 def discover(
     paths: list[str],
     exclude: list[str] | tuple[str, ...] = (),
@@ -164,7 +173,7 @@ def discover(
     force_exclude: bool = False,
 ) -> Discovery:
     """The files to lint under ``paths`` (default ``.``), in a deterministic order."""
-    matcher = PathMatcher(list(DEFAULT_SKIPS) + list(exclude), root)
+    matcher = _matcher(exclude, root)
     found = Discovery()
     seen_files: set[tuple[int, int] | str] = set()
     seen_dirs: set[tuple[int, int]] = set()

@@ -448,3 +448,12 @@ def test_dynamic_bad_options_exit_2(project, fake_engine, capsys, monkeypatch):
     fake_dynamic(monkeypatch, error="model spec 'x' is not module:Class")
     code, out, err = lint(capsys, ".", "--dynamic", "--model", "x")
     assert code == 2 and "model spec 'x' is not module:Class" in err and out == ""
+
+
+def test_stdin_filename_and_force_exclude(project, fake_engine, capsys, monkeypatch):
+    (project / "pyproject.toml").write_text('[tool.exportlint]\nexclude = ["generated/"]\n')
+    feed(monkeypatch, MODEL.encode())
+    assert "generated/m.py:6:13: EXL001" in lint(capsys, "-", "--stdin-filename", "generated/m.py")[1]
+    feed(monkeypatch, MODEL.encode())
+    code, out, _ = lint(capsys, "-", "--stdin-filename", "generated/m.py", "--force-exclude")
+    assert code == 0 and out == "No problems found in 0 files.\n"

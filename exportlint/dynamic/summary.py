@@ -18,24 +18,30 @@ def _diff(value: float | None) -> str:
 
 
 def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
-    """Print one table: a row per (model, exporter), with status, time and max abs diff."""
+    """Print one table: a row per (model file, exporter), with status, time and max abs diff
+    between the artifact and eager on the second input."""
+    from rich import box
     from rich.table import Table
 
     if not rows:
         console.print("dynamic pass: no model file to run (see the README's 'Dynamic pass')")
         return
-    table = Table(title="dynamic pass", title_justify="left", show_lines=False)
-    for name, kw in (("model", {}), ("exporter", {}), ("status", {}), ("time", {"justify": "right"}),
-                     ("max abs diff", {"justify": "right"}), ("first message line", {"overflow": "fold"})):
-        table.add_column(name, **kw)
+    wide = console.width >= 110  # the message column only where it has room
+    table = Table(title="dynamic pass", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"no_wrap": True}),
+                     ("status", {"no_wrap": True}), ("time", {"justify": "right", "no_wrap": True}),
+                     ("max abs diff", {"justify": "right", "no_wrap": True}),
+                     ("first message line", {"overflow": "fold", "ratio": 1})):
+        if wide or name != "first message line":
+            table.add_column(name, **kw)
     for r in rows:
         status = r["status"]
         message = r.get("message") or ""
         if r.get("exception"):
             message = f"{r['exception']}: {message}"
-        table.add_row(r["model"], r["exporter"], f"[{STYLE.get(status, '')}]{status}[/]",
-                      _seconds(r.get("seconds")), _diff(r.get("max_abs_diff")),
-                      _escape(message[:200]))
+        cells = [r["path"], r["exporter"], f"[{STYLE.get(status, '')}]{status}[/]",
+                 _seconds(r.get("seconds")), _diff(r.get("max_abs_diff")), _escape(message[:200])]
+        table.add_row(*cells[:len(table.columns)])
     console.print(table)
 
 

@@ -130,20 +130,24 @@ def _pool_round(
         futures: dict[Future, list[tuple[str, str]]] = {
             pool.submit(_analyze_chunk, chunk): chunk for chunk in chunks
         }
-        for future in as_completed(futures):
-            chunk = futures[future]
-            try:
-                results = future.result()
-            except BrokenProcessPool:
-                failed.append(chunk)
-                continue
-            except Exception as e:  # e.g. a result that cannot be sent back
-                results = [
-                    (path, [file_diagnostic("EXL901", path, 1, f"internal error: {e}", target)])
-                    for path, _ in chunk
-                ]
-            for path, diagnostics in results:
-                done(path, diagnostics)
+        try:
+            for future in as_completed(futures):
+                chunk = futures[future]
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    failed.append(chunk)
+                    continue
+                except Exception as e:  # e.g. a result that cannot be sent back
+                    results = [
+                        (path, [file_diagnostic("EXL901", path, 1, f"internal error: {e}", target)])
+                        for path, _ in chunk
+                    ]
+                for path, diagnostics in results:
+                    done(path, diagnostics)
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)  # workers finish their current chunk
+            raise
     return failed
 
 

@@ -224,7 +224,7 @@ def _validate_table(table: dict[str, Any], source: str) -> dict[str, Any]:
 def _validate_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name, raw in overrides.items():
-        if raw is None and name != "jobs":
+        if raw is None:
             continue
         if name not in _VALIDATORS:
             raise ConfigError(f"unknown setting {name!r}")

@@ -118,10 +118,12 @@ def test_cli_overrides_config(tmp_path):
         ignore = ["EXL002"]
         target = "trace"
         fail-on = "warning"
+        jobs = 3
     """)
     s = load_settings(tmp_path, {"target": "export", "fail_on": "info", "select": "EXL0",
                                  "ignore": ["EXL003"], "jobs": None})
     assert s.target is Target.EXPORT and s.fail_on is Severity.INFO
+    assert s.jobs == 3  # None: not given on the command line
     assert s.select == ("EXL0",)
     assert s.ignore == ("EXL002", "EXL003")  # --ignore adds to the configured ignores
     assert {"EXL001", "EXL010"} <= s.enabled_codes and not {"EXL002", "EXL003"} & s.enabled_codes

@@ -457,3 +457,13 @@ def test_stdin_filename_and_force_exclude(project, fake_engine, capsys, monkeypa
     feed(monkeypatch, MODEL.encode())
     code, out, _ = lint(capsys, "-", "--stdin-filename", "generated/m.py", "--force-exclude")
     assert code == 0 and out == "No problems found in 0 files.\n"
+
+
+def test_real_output_on_the_fixtures_validates_against_the_schema(tmp_path):
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    (tmp_path / "broken.py").write_text("class M(torch.nn.Module:\n")
+    proc = run_module("--format", "json", "--no-cache", str(fixtures), str(tmp_path), cwd=tmp_path)
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert {"EXL001", "EXL040", "EXL900"} <= {d["code"] for d in data}
+    assert data == sorted(data, key=lambda d: (d["path"], d["line"], d["column"], d["code"]))

@@ -131,7 +131,7 @@ def test_editor_session(client: LspClient, workspace: Path) -> None:
 
 
 def test_debounce_lints_only_the_last_of_a_burst_of_changes(client: LspClient, workspace: Path) -> None:
-    client.initialize(workspace, options={"debounceMs": 300})
+    client.initialize(workspace, options={"debounceMs": 1000})
     uri = (workspace / "model.py").as_uri()
     client.open(uri, "x = 1\n")
     client.diagnostics(uri)

@@ -39,13 +39,18 @@ def rule_doc(rule: RuleInfo) -> str:
         return rule.summary
 
 
-def first_paragraph(markdown: str) -> str:
-    """The first prose paragraph of a markdown document (headings and code skipped)."""
-    for block in markdown.split("\n\n"):
-        text = block.strip()
-        if text and not text.startswith(("#", "```", "|", "<!--")):
-            return " ".join(text.split())
-    return markdown.strip()
+def what_it_does(markdown: str) -> str | None:
+    """The first paragraph of the doc's ``## What it does`` section, on one line."""
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().lower() == "## what it does":
+            paragraph = []
+            for text in lines[i + 1:]:
+                if paragraph and not text.strip() or text.startswith("#"):
+                    break
+                paragraph.append(text.strip())
+            return " ".join(t for t in paragraph if t) or None
+    return None
 
 
 def sarif_rule(rule: RuleInfo, target: Target) -> dict[str, Any]:
@@ -54,7 +59,7 @@ def sarif_rule(rule: RuleInfo, target: Target) -> dict[str, Any]:
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": first_paragraph(doc)},
+        "fullDescription": {"text": what_it_does(doc) or rule.summary},
         "help": {"text": doc, "markdown": doc},
         "helpUri": rule.url,
         "defaultConfiguration": {"level": LEVEL[rule.severity(target)]},

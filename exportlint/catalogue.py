@@ -54,7 +54,7 @@ _TABLE = [
     ("EXL030", "data-dependent-slice", "slice bounds or indices computed from tensor data", W, E),
     ("EXL032", "data-dependent-output-shape", "an op whose output shape depends on tensor data", I, I),
     ("EXL040", "size-tensor-concat", "a size argument built by concatenating or stacking sizes into a tensor", E, E),
-    ("EXL041", "tensor-size-arg", "a tensor passed where a size or scale factor is expected", E, E),
+    ("EXL041", "tensor-size-arg", "a tensor passed where a size or scale factor is expected", W, W),
     ("EXL050", "numpy-on-tensor", "numpy / math / random applied to a tensor value", E, E),
     ("EXL051", "hardcoded-device", "a hard-coded device string in model code", W, W),
     ("EXL060", "export-mode-branch", "a branch on an is-exporting / is-tracing predicate", W, W),

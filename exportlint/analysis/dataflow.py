@@ -809,6 +809,10 @@ class Interpreter:
             return Val(tags=frozenset({"module"}))
         if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
             return args.positional[-1]
+        if qual in api.CALL_THROUGH_FUNCS and args.positional:
+            # checkpoint(fn, *args): what fn(*args) returns
+            inner = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "use_reentrant"}, args.nodes[1:], [])
+            return self.call_value(node, args.positional[0], inner, frame)
         self._size_and_slice_args(node, qual, None, args, frame)
         data_shape = last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords)
         if data_shape:
@@ -1171,18 +1175,11 @@ class CallArgs:
 
     def select(self, positions: object, names: tuple[str, ...]) -> Iterator[tuple[str, Val, cst.BaseExpression]]:
         """(parameter, value, node) for the arguments at ``positions`` ("all" or indexes) or
-        passed by one of ``names``."""
-        if positions == "all":
-            if len(self.positional) == 1 or (self.nodes and len(set(map(id, self.nodes))) == 1):
-                if self.positional:
-                    v = self.positional[0] if len(self.positional) == 1 else tuple_of(self.positional)
-                    yield names[0], v, self.nodes[0]
-            elif self.positional:
-                yield names[0], tuple_of(self.positional), self.nodes[0]
-        else:
-            for i in positions:  # type: ignore[union-attr]
-                if i < len(self.positional):
-                    yield (names[i] if i < len(names) else names[0]), self.positional[i], self.nodes[i]
+        passed by one of ``names``; with "all" (``x.view(b, c, -1)``) each one is a size."""
+        indexes = range(len(self.positional)) if positions == "all" else positions
+        for i in indexes:  # type: ignore[union-attr]
+            if i < len(self.positional):
+                yield (names[i] if i < len(names) else names[0]), self.positional[i], self.nodes[i]
         for name, n in self.kw_nodes:
             if name in names:
                 yield name, self.keywords[name], n
@@ -1246,10 +1243,15 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
         head = text.split("[", 1)[0]
         inner = text[len(head) + 1 : -1] if "[" in text else ""
         if head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text:
-            text = inner or text.replace("|None", "").replace("None|", "")
+            text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
             head = text.split("[", 1)[0]
-        if head in SEQ_ANNOTATIONS or head.endswith(".List") or head.endswith(".Sequence"):
-            return seq_of(kind(TENSOR, "maybe_tuple"))
+            inner = text[len(head) + 1 : -1] if "[" in text else ""
+        if head in ("Union", "typing.Union"):
+            return kind(TENSOR, "maybe_tuple") if "Tensor" in inner else UNKNOWN
+        if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):
+            if "Tensor" in inner:
+                return seq_of(kind(TENSOR, "maybe_tuple"))
+            return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             return const()
         if "Tensor" in head:

@@ -52,7 +52,13 @@ NON_TENSOR_FUNCS = {
 }
 # torch.is_autocast_cpu_enabled(), torch.get_default_device(), torch.set_grad_enabled(...)
 PREDICATE_PREFIXES = ("is_", "get_", "set_", "has_", "can_", "are_", "use_", "_is_", "_get_")
-NON_TENSOR_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.")
+NON_TENSOR_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.", "torch.utils.hooks.")
+
+# f(fn, *args) runs fn(*args).
+CALL_THROUGH_FUNCS = {
+    "torch.utils.checkpoint.checkpoint",
+    "torch.func.functional_call",
+}
 
 # Functions (torch.X) and methods (t.X) returning a tuple of tensors.
 TUPLE_FUNCS = {

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from exportlint.cache import Cache, content_hash
+from exportlint.cache import Cache, content_hash, file_keys
 from exportlint.catalogue import CATALOGUE
 from exportlint.config import Settings
 from exportlint.diagnostics import Diagnostic, FileReport, Target
@@ -330,10 +330,11 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
             hashes[path] = content_hash(data)
 
     result = LintResult(reports=[], missing=found.missing)
-    cache = _open_cache(settings, hashes)
+    cache = Cache(settings.resolved_cache_dir(), settings.target) if settings.cache and hashes else None
+    keys = file_keys({p: sources.texts[p] for p in hashes}, hashes, settings.target) if cache else {}
     todo: list[tuple[str, str]] = []
     for path in hashes:
-        cached = cache.get(path) if cache is not None else None
+        cached = cache.get(keys[path]) if cache is not None else None
         if cached is None:
             todo.append((path, sources.texts[path]))
         else:
@@ -345,7 +346,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         for path, diagnostics in analyzed.items():
             raw[path] = diagnostics
             if cache is not None:
-                cache.put(path, diagnostics)
+                cache.put(keys[path], diagnostics)
         result.analyzed = len(analyzed)
     if cache is not None:
         cache.save()
@@ -360,12 +361,6 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
                     for line, message in suppressions.unused()
                 ]
     return result
-
-
-def _open_cache(settings: Settings, hashes: dict[str, str]) -> Cache | None:
-    if not settings.cache or not hashes:
-        return None
-    return Cache(settings.resolved_cache_dir(), settings.target, hashes)
 
 
 def _regroup(

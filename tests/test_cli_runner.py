@@ -13,7 +13,8 @@ from cli_support import MODEL, _private_cache, fake_engine, fake_findings  # noq
 
 from exportlint import engine, files
 from exportlint.config import load_settings
-from exportlint.diagnostics import Severity
+from exportlint.diagnostics import Severity, Target
+from exportlint.cache import direct_dependencies, file_keys
 from exportlint.runner import lint_bytes, lint_paths, lint_text, run
 
 
@@ -154,7 +155,7 @@ def test_parallel_run_matches_sequential_and_a_crashing_worker_costs_one_file(tm
     assert "crashed" in crashed.diagnostics[0].message
 
 
-def test_cache_serves_an_unchanged_set_and_invalidates_on_change(tmp_path, fake_engine):
+def test_cache_serves_unchanged_files_and_invalidates_on_change(tmp_path, fake_engine):
     a = write(tmp_path, "a.py", MODEL)
     b = write(tmp_path, "b.py", "x = 1\n")
     s = settings(tmp_path, jobs=1)
@@ -165,19 +166,70 @@ def test_cache_serves_an_unchanged_set_and_invalidates_on_change(tmp_path, fake_
     assert fake_engine.calls == [] and second.cached == 2
     assert codes(second.reports) == codes(first.reports) == {a: ["EXL001"], b: []}
     assert second.reports[0].diagnostics[0].to_dict() == first.reports[0].diagnostics[0].to_dict()
-    # Filtering is re-applied to cached results.
+    # Filtering is re-applied to cached results; a subset of the files is served too.
     assert codes(lint_paths([str(tmp_path)], settings(tmp_path, ignore="EXL001"))) == {a: [], b: []}
+    assert codes(lint_paths([a], settings(tmp_path))) == {a: ["EXL001"]}
     assert fake_engine.calls == []
-    # A change anywhere in the linted set re-analyzes.
+    # A changed file is analyzed again, alone.
     with open(b, "a") as f:
         f.write("y = t.tolist()\n")
     third = run([str(tmp_path)], settings(tmp_path))
-    assert sorted(fake_engine.calls) == [a, b]
+    assert fake_engine.calls == [b] and third.cached == 1
     assert codes(third.reports) == {a: ["EXL001"], b: ["EXL002"]}
-    # So does another target.
+    # Another target is another cache.
     fake_engine.calls.clear()
     run([str(tmp_path)], settings(tmp_path, target="trace"))
     assert sorted(fake_engine.calls) == [a, b]
+
+
+def test_cache_follows_imports_between_linted_files(tmp_path, fake_engine):
+    pkg = tmp_path / "pkg"
+    init = write(pkg, "__init__.py", "from .blocks import Block\n")
+    blocks = write(pkg, "blocks.py", "from pkg import \\\n    layers\n")
+    layers = write(pkg, "layers.py", "def helper(t):\n    return t\n")
+    model = write(tmp_path, "model.py", "from pkg import (\n    Block,\n)\n")
+    other = write(tmp_path, "other.py", "import os\n")
+    run([str(tmp_path)], settings(tmp_path, jobs=1))
+    fake_engine.calls.clear()
+    with open(layers, "a") as f:
+        f.write("# changed\n")
+    run([str(tmp_path)], settings(tmp_path, jobs=1))
+    # layers <- blocks (backslash continuation) <- pkg/__init__ (relative) <- model (parenthesized)
+    assert sorted(fake_engine.calls) == sorted([init, blocks, layers, model])
+    assert other not in fake_engine.calls
+
+
+def test_direct_dependencies_over_approximate():
+    texts = {
+        "p/__init__.py": "",
+        "p/sub/__init__.py": "",
+        "p/sub/mod.py": "from . import x\n",
+        "p/utils.py": "",
+        "q/utils.py": "",
+        "main.py": "import p.utils as u; import json\n",
+        "doc.py": '"""Call it:\n    from q import utils\n"""\n',
+        "q/__init__.py": "",
+        "semi.py": "x = 1; import q\nimportlib.import_module(\"p\")\n",
+    }
+    deps = direct_dependencies(texts)
+    assert deps["semi.py"] == {"q/__init__.py"}
+    assert deps["p/sub/mod.py"] == {"p/sub/__init__.py", "p/__init__.py"}
+    assert deps["main.py"] == {"p/__init__.py", "p/utils.py", "q/utils.py"}
+    assert deps["doc.py"] == {"q/__init__.py", "p/utils.py", "q/utils.py"}  # a docstring counts: harmless
+    assert deps["p/utils.py"] == set()
+
+
+def test_file_keys_cover_the_transitive_closure_through_cycles():
+    texts = {"a.py": "import b\n", "b.py": "import a\n", "c.py": "import a\n",
+             "d.py": "import c\n", "e.py": "x = 1\n"}
+    hashes = {p: "h0" for p in texts}
+    before = file_keys(texts, hashes, Target.EXPORT)
+    assert len(set(before.values())) == 5
+    after = file_keys(texts, {**hashes, "b.py": "h1"}, Target.EXPORT)
+    assert {p for p in texts if before[p] != after[p]} == {"a.py", "b.py", "c.py", "d.py"}
+    after = file_keys(texts, {**hashes, "d.py": "h1"}, Target.EXPORT)
+    assert {p for p in texts if before[p] != after[p]} == {"d.py"}
+    assert file_keys(texts, hashes, Target.TRACE)["e.py"] != before["e.py"]
 
 
 def test_no_cache_and_corrupt_cache(tmp_path, fake_engine):
@@ -193,7 +245,8 @@ def test_no_cache_and_corrupt_cache(tmp_path, fake_engine):
     entry.write_text("{not json")
     result = run([a], settings(tmp_path))
     assert result.analyzed == 1 and codes(result.reports) == {a: ["EXL001"]}
-    assert json.loads(entry.read_text())["files"][a][0]["code"] == "EXL001"
+    (entries,) = json.loads(entry.read_text())["entries"].values()
+    assert entries[0]["code"] == "EXL001" and entries[0]["path"] == a
 
 
 def test_internal_errors_are_not_cached(tmp_path, monkeypatch):

@@ -75,7 +75,8 @@ def _lint_parser() -> argparse.ArgumentParser:
     run = p.add_argument_group("files and run")
     run.add_argument("--config", metavar="PATH",
                      help="use this pyproject.toml (or a .toml holding the settings at top level)")
-    run.add_argument("--stdin-filename", metavar="PATH", help="the file name stdin stands for")
+    run.add_argument("--stdin-filename", metavar="PATH",
+                     help="the file name stdin stands for (without PATHs: read stdin)")
     run.add_argument("--force-exclude", action="store_true",
                      help="apply exclusions to files named on the command line too")
     run.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
@@ -160,6 +161,8 @@ def _lint(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise UsageError(str(e)) from None
     renderer = _renderer(args.format)
+    if args.stdin_filename and not args.paths:
+        args.paths = ["-"]  # like ruff: --stdin-filename alone reads stdin
 
     paths = [p for p in args.paths if p != "-"]
     result = LintResult(reports=[])

@@ -273,7 +273,7 @@ def test_stdin_with_filename(project, fake_engine, capsys, monkeypatch):
     code, out, _ = lint(capsys, "-", "--stdin-filename", "pkg/m.py")
     assert code == 0 and "pkg/m.py:6:13: EXL001" in out
     feed(monkeypatch, b"y = t.tolist()\n")
-    assert lint(capsys, "-", "--stdin-filename", "tests/t.py")[0] == 0  # per-file-ignores apply
+    assert lint(capsys, "--stdin-filename", "tests/t.py")[0] == 0  # per-file-ignores apply
     feed(monkeypatch, b"y = t.tolist()\n")
     code, out, _ = lint(capsys, "-", "--format", "json")
     assert code == 1 and json.loads(out)[0]["path"] == "-"

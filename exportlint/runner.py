@@ -1,6 +1,6 @@
 """The driver: files in, filtered and suppressed :class:`FileReport` objects out.
 
-``lint_paths`` / ``run`` discover and read files, serve unchanged sets from the cache, analyze
+``lint_paths`` / ``run`` discover and read files, serve unchanged files from the cache, analyze
 the rest (in a process pool for more than :data:`PARALLEL_THRESHOLD` files), regroup the raw
 diagnostics by path, de-duplicate them, and apply severity overrides, select / ignore,
 per-file-ignores and suppressions.  A file that cannot be read becomes an EXL900 diagnostic on
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -54,13 +55,11 @@ class LintResult:
     cached: int = 0
 
 
-def file_diagnostic(
-    code: str, path: str, line: int, message: str, target: Target, column: int = 1
-) -> Diagnostic:
-    """An EXL900/EXL901 diagnostic the driver itself reports on a whole file."""
+def file_diagnostic(code: str, path: str, line: int, message: str, target: Target) -> Diagnostic:
+    """An EXL900/EXL901 diagnostic the driver itself reports on a whole file (at column 1)."""
     rule = CATALOGUE[code]
     return Diagnostic(
-        path=path, line=line, column=column, end_line=line, end_column=column,
+        path=path, line=line, column=1, end_line=line, end_column=1,
         code=code, name=rule.name, severity=rule.severity(target), target=target,
         message=message, hint=_HINTS[code], url=rule.url,
     )
@@ -96,10 +95,8 @@ def _analyze_chunk(items: list[tuple[str, str]]) -> list[tuple[str, list[Diagnos
 
 
 def _make_project(paths: list[str]) -> Any:
-    try:
-        from exportlint.analysis.project import Project
-    except ImportError:
-        return None
+    from exportlint.analysis.project import Project  # imports libcst: only when analyzing
+
     return Project(paths)
 
 
@@ -211,7 +208,11 @@ def _analyze(
 
 
 class _ProgressBar:
-    """A rich progress bar on stderr (imported only when shown)."""
+    """A rich progress bar on stderr (imported only when shown).
+
+    Refreshed by hand, at most 10 times a second: no refresh thread, so forking pool workers
+    while it is shown is safe.
+    """
 
     def __init__(self, total: int):
         from rich.console import Console
@@ -219,13 +220,18 @@ class _ProgressBar:
 
         self._progress = Progress(
             "linting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), transient=True,
+            console=Console(stderr=True), transient=True, auto_refresh=False,
         )
         self._task = self._progress.add_task("lint", total=total)
         self._progress.start()
+        self._last = 0.0
 
     def advance(self) -> None:
         self._progress.advance(self._task)
+        now = time.monotonic()
+        if now - self._last > 0.1:
+            self._last = now
+            self._progress.refresh()
 
     def stop(self) -> None:
         self._progress.stop()

@@ -23,6 +23,7 @@ from exportlint.reporters import FORMATS
 if TYPE_CHECKING:
     from exportlint.config import Settings
     from exportlint.diagnostics import FileReport
+    from exportlint.runner import LintResult
 
 SUBCOMMANDS = ("rule", "rules", "lsp", "server")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -153,28 +154,13 @@ def _config_start(args: argparse.Namespace) -> Path:
 
 def _lint(args: argparse.Namespace) -> int:
     from exportlint.config import ConfigError, load_settings
-    from exportlint.files import is_excluded
-    from exportlint.runner import LintResult, lint_bytes, run
 
     try:
         settings = load_settings(_config_start(args), _overrides(args), args.config)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     renderer = _renderer(args.format)
-    if args.stdin_filename and not args.paths:
-        args.paths = ["-"]  # like ruff: --stdin-filename alone reads stdin
-
-    paths = [p for p in args.paths if p != "-"]
-    result = LintResult(reports=[])
-    if paths or not args.paths:
-        result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
-    if "-" in args.paths:
-        name = args.stdin_filename or "-"
-        data = sys.stdin.buffer.read()
-        if not (settings.force_exclude and is_excluded(name, settings.exclude, settings.root)):
-            result.reports.append(lint_bytes(data, name, settings))
-            result.reports.sort(key=lambda r: r.path)
-
+    result = _collect(args, settings)
     for path in result.missing:
         _error(f"path does not exist: {path}")
     dynamic_summary = _run_dynamic(args, result.reports, settings) if args.dynamic else None
@@ -193,14 +179,36 @@ def _lint(args: argparse.Namespace) -> int:
         _render_dynamic_summary(dynamic_summary, ctx.color, stderr=not on_stdout)
     for unused in result.unused_suppressions:
         sys.stderr.write(f"{unused}\n")
+    return _exit_code(args, settings, result)
 
+
+def _collect(args: argparse.Namespace, settings: Settings) -> LintResult:
+    """Lint the paths (default ``.``) and stdin (``-``, or ``--stdin-filename`` alone)."""
+    from exportlint.files import is_excluded
+    from exportlint.runner import LintResult, lint_bytes, run
+
+    if args.stdin_filename and not args.paths:
+        args.paths = ["-"]  # like ruff
+    paths = [p for p in args.paths if p != "-"]
+    result = LintResult(reports=[])
+    if paths or not args.paths:
+        result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
+    if "-" in args.paths:
+        name = args.stdin_filename or "-"
+        data = sys.stdin.buffer.read()
+        if not (settings.force_exclude and is_excluded(name, settings.exclude, settings.root)):
+            result.reports.append(lint_bytes(data, name, settings))
+            result.reports.sort(key=lambda r: r.path)
+    return result
+
+
+def _exit_code(args: argparse.Namespace, settings: Settings, result: LintResult) -> int:
     if result.missing:
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_OK
-    threshold = settings.fail_on.rank
     failing = any(
-        d.severity.rank >= threshold and not d.suppressed
+        d.severity.rank >= settings.fail_on.rank and not d.suppressed
         for r in result.reports for d in r.diagnostics
     )
     return EXIT_FINDINGS if failing else EXIT_OK

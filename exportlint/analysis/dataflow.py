@@ -110,11 +110,6 @@ def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStateme
     return list(body.body)  # SimpleStatementSuite: small statements
 
 
-def _short(code: str, limit: int = 80) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
-
-
 class Interpreter:
     def __init__(self, file: FileIndex, sink: Sink) -> None:
         self.file = file
@@ -396,9 +391,7 @@ class Interpreter:
         if described is None:
             return value
         word, k = described
-        text = frame.file.code(stmt).strip()
-        code = _short(text.splitlines()[0] if text else name)
-        return value.add_step(Step(frame.file, stmt, f"`{name}` is {word}: `{code}`", k))
+        return value.add_step(Step(frame.file, stmt, name, word, k))
 
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
@@ -1255,12 +1248,12 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             return const()
         if "Tensor" in head:
-            return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`", TENSOR),))
+            return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`"),))
         return UNKNOWN
     default = p.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
-    return kind(TENSOR, prov=(Step(ref.file, p, f"`{name}` is a tensor: an input of `forward`", TENSOR),))
+    return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`"),))
 
 
 # ====================================================================== self attributes

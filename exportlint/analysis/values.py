@@ -30,12 +30,24 @@ _EMPTY: frozenset[str] = frozenset()
 
 @dataclass(frozen=True)
 class Step:
-    """One provenance step: ``message`` about ``node`` in file ``file`` (a FileIndex)."""
+    """One provenance step: ``name`` became ``word`` at ``node`` (a statement, or a parameter)
+    in file ``file`` (a FileIndex).  The message is rendered only for reported findings."""
 
     file: Any
     node: cst.CSTNode
-    message: str
+    name: str
+    word: str
     kind: str = ""  # the kind this step explains: dds / tensor / shape / size_tensor
+    origin: str = ""  # fixed text instead of the statement's code (e.g. "an input of `forward`")
+
+    @property
+    def message(self) -> str:
+        if self.origin:
+            return f"`{self.name}` is {self.word}: {self.origin}"
+        text = self.file.code(self.node).strip()
+        code = " ".join((text.splitlines()[0] if text else self.name).split())
+        code = code if len(code) <= 80 else code[:79] + "…"
+        return f"`{self.name}` is {self.word}: `{code}`"
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +135,7 @@ def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
     seen: set[tuple[int, str]] = set()
     out: list[Step] = []
     for s in prov:
-        key = (id(s.node), s.message)
+        key = (id(s.node), s.name)
         if key not in seen:
             seen.add(key)
             out.append(s)

@@ -79,7 +79,7 @@ def _dedupe(prov: tuple[Step, ...]) -> tuple[Step, ...]:
     seen: set[tuple[int, str]] = set()
     out = []
     for s in prov:
-        key = (id(s.node), s.message)
+        key = (id(s.node), s.name)
         if key not in seen:
             seen.add(key)
             out.append(s)

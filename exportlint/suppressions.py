@@ -105,7 +105,7 @@ def _comments(text: str) -> list[tuple[int, str]]:
 
     out: list[tuple[int, str]] = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.string))
         return out

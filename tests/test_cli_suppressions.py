@@ -113,3 +113,9 @@ def test_unused_suppressions_are_not_reported_by_default(tmp_path, fake_engine):
     model = tmp_path / "m.py"
     model.write_text("x = 1  # noqa: EXL001\n")
     assert run([str(model)], load_settings(tmp_path)).unused_suppressions == []
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_line_numbers_with_any_line_ending(newline):
+    text = newline.join(["x = 1", 's = """', "# noqa", '"""', "y = 2  # noqa: EXL001", ""])
+    assert list(parse_suppressions(text).by_line) == [5]

@@ -265,3 +265,26 @@ def test_static_pass_never_imports_torch():
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_match_statements_and_dict_inputs():
+    src = """
+from typing import Dict, List
+
+class M(nn.Module):
+    def reset(self, x):
+        match x.dim():
+            case 4:
+                return x.item()
+            case _:
+                return x
+
+    def forward(self, x, targets: List[Dict[str, torch.Tensor]]):
+        for t in targets:
+            for k, v in t.items():
+                x = x + v
+            if "boxes" in t:
+                x = x * 2
+        return self.reset(x)
+"""
+    assert codes(src) == {(8, "EXL001")}

@@ -495,6 +495,10 @@ class Interpreter:
                 identity = False
         if identity:
             return const()  # `x is None` never depends on data
+        if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
+            isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons
+        ):
+            return const()  # `"boxes" in target`: a key test
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
         result = combine([o for o in operands if o.kinds - {NONE}])
         extra = {t for o in operands for t in o.tags if t == "export_mode"}
@@ -802,6 +806,8 @@ class Interpreter:
             return Val(tags=frozenset({"module"}))
         if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
             return args.positional[-1]
+        if qual.startswith("torch.ops."):
+            return kind(TENSOR, "maybe_tuple", prov=args.prov())  # a custom op: a tensor or a tuple
         if qual in api.CALL_THROUGH_FUNCS and args.positional:
             # checkpoint(fn, *args): what fn(*args) returns
             inner = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "use_reentrant"}, args.nodes[1:], [])
@@ -923,6 +929,8 @@ class Interpreter:
 
     # -- tensor methods
     def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
+        if receiver.has("maybe_tuple") and name in api.CONTAINER_METHODS:
+            return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
         self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
         self._device_call(node, name, args, frame)
         prov = receiver.prov
@@ -1241,7 +1249,11 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
             inner = text[len(head) + 1 : -1] if "[" in text else ""
         if head in ("Union", "typing.Union"):
             return kind(TENSOR, "maybe_tuple") if "Tensor" in inner else UNKNOWN
+        if head in ("Dict", "dict", "Mapping", "typing.Dict"):
+            return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)
         if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):
+            if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
+                return seq_of(seq_of(kind(TENSOR, "maybe_tuple")))
             if "Tensor" in inner:
                 return seq_of(kind(TENSOR, "maybe_tuple"))
             return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)

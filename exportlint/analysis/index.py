@@ -187,6 +187,10 @@ def iter_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement | cs
 
 
 def _suites_of(node: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    if isinstance(node, cst.Match):
+        for case in node.cases:
+            yield case.body
+        return
     yield node.body  # type: ignore[attr-defined]
     if isinstance(node, cst.If):
         if isinstance(node.orelse, cst.If):

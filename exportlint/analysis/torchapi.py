@@ -52,7 +52,12 @@ NON_TENSOR_FUNCS = {
 }
 # torch.is_autocast_cpu_enabled(), torch.get_default_device(), torch.set_grad_enabled(...)
 PREDICATE_PREFIXES = ("is_", "get_", "set_", "has_", "can_", "are_", "use_", "_is_", "_get_")
-NON_TENSOR_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.", "torch.utils.hooks.")
+NON_TENSOR_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.data.", "torch.hub.",
+    "torch.utils.hooks.", "torch.utils._pytree.", "torch.fx.", "torch._C.", "torch.overrides.",
+)
+# Methods of dicts and lists (a value we took for a tensor was a container after all).
+CONTAINER_METHODS = {"items", "keys", "values", "get", "append", "extend", "update", "pop", "setdefault", "copy", "insert"}
 
 # f(fn, *args) runs fn(*args).
 CALL_THROUGH_FUNCS = {

@@ -162,9 +162,12 @@ def _anchor_span(file: FileIndex, node: cst.CSTNode) -> tuple[int, int, int, int
 def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
     line, col, end_line, end_col = _anchor_span(f.file, f.node)
     d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
-    notes = []
-    for step in f.prov:
-        sl, sc = step.file.positions().start(step.node)
-        notes.append(Note(sl, sc, step.message, None if step.file.path == f.file.path else step.file.path))
-    d.provenance = notes
+    placed = [(step, step.file.positions().start(step.node)) for step in f.prov]
+    assigned = {(s.file.path, pos[0]) for s, pos in placed if not s.source}
+    d.provenance = [
+        Note(pos[0], pos[1], step.message, None if step.file.path == f.file.path else step.file.path)
+        for step, pos in placed
+        # `n = x.item()` says it all: drop the source note when its line has an assignment note.
+        if not (step.source and (step.file.path, pos[0]) in assigned)
+    ]
     return d

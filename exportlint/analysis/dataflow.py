@@ -855,7 +855,7 @@ class Interpreter:
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
             if first.is_tensor:
                 tags = ("size_tensor",) if first.has("size_tensor") else ()
-                return kind(DDS, *tags, prov=first.prov)
+                return kind(DDS, *tags, prov=first.prov + (_source_step(frame, node),))
             if first.kinds:
                 return first.with_(items=None, elem=None, ref=None, tags=first.tags - {"shape_seq"}, kinds=first.kinds - {SEQ})
             return const()
@@ -934,6 +934,8 @@ class Interpreter:
         self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
         self._device_call(node, name, args, frame)
         prov = receiver.prov
+        if name in ("item", "tolist", "numpy", "__array__"):
+            prov = prov + (_source_step(frame, node),)
         if name == "item":
             return kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
         if name == "tolist":
@@ -1008,6 +1010,10 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+def _source_step(frame: Frame, node: cst.CSTNode) -> Step:
+    return Step(frame.file, node, "", "data-dependent", DDS, "reads a tensor value into Python", source=True)
 
 
 def _size_kind(t: Val) -> str:

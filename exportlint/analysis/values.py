@@ -39,9 +39,12 @@ class Step:
     word: str
     kind: str = ""  # the kind this step explains: dds / tensor / shape / size_tensor
     origin: str = ""  # fixed text instead of the statement's code (e.g. "an input of `forward`")
+    source: bool = False  # the expression where the value left the graph (not an assignment)
 
     @property
     def message(self) -> str:
+        if self.source:
+            return f"`{' '.join(self.file.code(self.node).split())[:80]}` {self.origin}"
         if self.origin:
             return f"`{self.name}` is {self.word}: {self.origin}"
         text = self.file.code(self.node).strip()

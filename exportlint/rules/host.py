@@ -25,7 +25,7 @@ class TensorItem(Rule):
         else:
             hint = (
                 f"keep it a tensor (use `{ctx.code(e.receiver_node)}` directly in tensor ops); if a Python int is "
-                "needed for a size or slice, add `torch._check(n >= 0)` (and an upper bound) right after it"
+                "really needed for a size or slice, add `torch._check(v >= 0)` (and an upper bound) on it right after"
             )
         yield self.finding(ctx, e.node, f"`{expr}` copies a tensor value into a Python number", hint, e.receiver)
 
@@ -47,8 +47,10 @@ class TensorToHost(Rule):
         )
         if ctx.trace:
             hint += " — jit.trace bakes the copied values into the graph as constants"
+        elif isinstance(e, ev.MethodCall) and e.name == "tolist":
+            hint += " — under torch.export each element is an unbacked symbol: any Python decision on one fails"
         else:
-            hint += " — non-strict torch.export fails on `.numpy()` (`.numpy() is not supported for tensor subclasses`)"
+            hint += " — non-strict torch.export fails here (`.numpy() is not supported for tensor subclasses`)"
         yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` copies a tensor to the host", hint, value)
 
 

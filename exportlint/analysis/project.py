@@ -8,6 +8,7 @@ files it needs on first use, so following ``from .layers import Block`` parses
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from typing import Callable
 
 import libcst as cst
@@ -33,7 +34,9 @@ class Project:
     def __init__(self, paths: list[str] | tuple[str, ...] = ()) -> None:
         self.paths = [os.path.abspath(p) for p in paths]
         self._by_module: dict[str, str] | None = None
-        self._indexes: dict[str, FileIndex | None] = {}
+        # Most recently used parsed files; bounded so that a worker linting thousands of files
+        # keeps memory flat (an evicted file is parsed again if something imports it later).
+        self._indexes: OrderedDict[str, FileIndex | None] = OrderedDict()
         self._reader: Callable[[str], str | None] = _read_source
 
     def __getstate__(self) -> dict:
@@ -73,21 +76,31 @@ class Project:
         return None
 
     # -- indexes -----------------------------------------------------------------------------------
+    CACHE_SIZE = 128
+
     def register(self, index: FileIndex) -> None:
-        self._indexes[os.path.abspath(index.path)] = index
+        self._remember(os.path.abspath(index.path), index)
+
+    def _remember(self, path: str, index: FileIndex | None) -> None:
+        self._indexes[path] = index
+        self._indexes.move_to_end(path)
+        while len(self._indexes) > self.CACHE_SIZE:
+            self._indexes.popitem(last=False)
 
     def index(self, path: str) -> FileIndex | None:
         path = os.path.abspath(path)
-        if path not in self._indexes:
-            self._indexes[path] = None  # guards against import cycles while loading
+        if path in self._indexes:
+            self._indexes.move_to_end(path)
+        else:
+            self._remember(path, None)  # guards against import cycles while loading
             text = self._reader(path)
             if text is not None:
                 try:
                     module = cst.parse_module(text)
                 except Exception:
                     return None
-                self._indexes[path] = FileIndex(path, module, self)
-        return self._indexes[path]
+                self._remember(path, FileIndex(path, module, self))
+        return self._indexes.get(path)
 
     def _split(self, qual: str) -> tuple[FileIndex, str] | None:
         """(index of the defining module, remaining attribute path) for a qualified name."""

@@ -7,8 +7,8 @@ included) with its own ``EXPORTLINT_CACHE_DIR``:
 
 * cold: an empty cache directory (median of ``--cold-runs`` fresh directories);
 * warm: the same command again on the unchanged tree (median of ``--warm-runs``);
-* one file edited: a comment appended to one file, then the same command (what a pre-commit
-  hook pays after a small edit).
+* one file edited: a comment appended to one fixture file that no other file imports, then the
+  same command (what a pre-commit hook or CI pays after a small edit).
 
 The package under test is a snapshot of this checkout's ``exportlint/`` (first on
 ``PYTHONPATH``), so that edits to the working tree during the run cannot invalidate the cache,
@@ -102,7 +102,7 @@ def main() -> int:
         warm = [lint(paths, tmp / f"cache{args.cold_runs - 1}", out, source) for _ in range(args.warm_runs)]
         same = findings(out) == first
 
-        edited = next(corpus.rglob("*.py"))
+        edited = sorted((corpus / "fixtures").glob("*.py"))[0]  # a leaf: no other file imports it
         edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
         one_edit = lint(paths, tmp / f"cache{args.cold_runs - 1}", out, source)
 

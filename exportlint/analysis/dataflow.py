@@ -501,7 +501,7 @@ class Interpreter:
             return const()  # `"boxes" in target`: a key test
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
         result = combine([o for o in operands if o.kinds - {NONE}])
-        extra = {t for o in operands for t in o.tags if t == "export_mode"}
+        extra = {t for o in operands for t in o.tags if t.startswith("export_mode")}
         if result.is_tensor:
             extra.add("bool")
             result = result.with_(tags=result.tags - {"size_tensor", "scalar"})
@@ -795,7 +795,7 @@ class Interpreter:
         self._device_call(node, None, args, frame)
         last = qual.rsplit(".", 1)[-1]
         if qual in api.EXPORT_MODE_FUNCS:
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"export_mode"}))
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"export_mode", f"export_mode:{qual}"}))
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel":

@@ -115,6 +115,18 @@ class ShapeDependentBranch(Rule):
         )
 
 
+# Which exports see the predicate True (measured, torch 2.13): the other path is what eager runs.
+_TRUE_UNDER = {
+    "is_in_onnx_export": "torch.onnx.export (both exporters)",
+    "is_tracing": "torch.jit.trace and the TorchScript ONNX exporter",
+    "_get_tracing_state": "torch.jit.trace and the TorchScript ONNX exporter",
+    "is_scripting": "torch.jit.script only (False in eager and under every exporter)",
+    "is_exporting": "torch.export and the ONNX dynamo exporter",
+    "is_compiling": "torch.export, the ONNX dynamo exporter and torch.compile",
+    "is_dynamo_compiling": "torch.export, the ONNX dynamo exporter and torch.compile",
+}
+
+
 class ExportModeBranch(Rule):
     code = "EXL060"
     events = (ev.Branch,)
@@ -122,11 +134,13 @@ class ExportModeBranch(Rule):
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
         if not e.cond.has("export_mode") or e.kind in ("assert", "comprehension-if"):
             return
+        preds = sorted(t.rsplit(".", 1)[-1] for t in e.cond.tags if t.startswith("export_mode:"))
+        when = "; ".join(f"`{p}()` is True under {_TRUE_UNDER.get(p, 'export')}" for p in preds)
         yield self.finding(
             ctx,
             e.node,
-            f"`{_KEYWORD[e.kind]}` on `{ctx.code(e.cond_node)}`: the exported graph takes another path than eager",
-            "make both paths compute the same thing and test the export path in eager; which predicate is True "
-            "differs per exporter (e.g. `torch.jit.is_tracing()` is False under torch.export)",
+            f"`{_KEYWORD[e.kind]}` on `{ctx.code(e.cond_node)}`: the exported graph can take another path than eager",
+            (f"{when}; " if when else "")
+            + "make both paths compute the same thing, or test the exported artifact against eager",
             e.cond,
         )

@@ -606,7 +606,10 @@ class Interpreter:
         if found is not None:
             defining, fn = found
             static = attr in defining.staticmethods
-            return Val(ref=FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=not static))
+            ref = FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=not static)
+            if any(dotted(d.decorator) in ("property", "functools.cached_property", "cached_property") for d in fn.decorators):
+                return self.call_function(ref, CallArgs([], {}, [], []))
+            return Val(ref=ref)
         key = (id(cls), attr)
         if key not in self._attr_cache:
             self._attr_cache[key] = _class_attribute(cls, attr, self)

@@ -329,3 +329,12 @@ def test_output_file_holds_the_format(bad_model: Path, fmt: str) -> None:
         structure_lsp(written)
     elif fmt == "json-lines":
         assert any(json.loads(line)["code"] == "EXL001" for line in written.splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["lsp", "sarif"])
+def test_unwritable_output_file_is_a_clear_error(bad_model: Path, fmt: str) -> None:
+    target = bad_model.parent / "missing-dir" / "report.out"
+    result = run_cli("--format", fmt, "--output-file", str(target), "model.py", cwd=bad_model.parent)
+    assert result.returncode == 2
+    assert "cannot write output file" in result.stderr and "Traceback" not in result.stderr

@@ -288,3 +288,38 @@ class M(nn.Module):
         return self.reset(x)
 """
     assert codes(src) == {(8, "EXL001")}
+
+
+def test_training_only_code_is_not_analyzed():
+    src = module(
+        "if self.training and torch.rand(1) < 0.1:\n    return x\n"
+        "if self.training:\n    x = x * x.sum().item()\nelse:\n    x = x + 1\n"
+        "if not self.training:\n    x = x * 2\nelse:\n    n = x.sum().item()\n"
+        "skip = self.training and torch.rand([]) < 0.5\nif skip:\n    x = x * 3"
+    )
+    assert codes(src) == set()
+
+
+def test_submodules_are_analyzed_with_their_callers_arguments():
+    src = """
+class Block(nn.Module):
+    def forward(self, x, H, W):
+        B, N, C = x.shape
+        if H % 2 == 1:
+            x = F.pad(x, (0, 1))
+        return x.view(B, H, W, C)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+    def forward(self, x):
+        H, W = x.shape[-2:]
+        x = x.flatten(2).transpose(1, 2)
+        for blk in self.blocks:
+            x = blk(x, H, W)
+        return x
+"""
+    # H and W are shapes where Block is used: a shape branch, no tensor size argument.
+    assert codes(src) == {(5, "EXL022")}

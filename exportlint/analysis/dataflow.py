@@ -118,18 +118,21 @@ class Interpreter:
         self.active: set[tuple] = set()
         self.depth = 0
         self._attr_cache: dict[tuple[int, str], Val] = {}
+        self.reached: set[int] = set()  # Module classes whose forward has been analyzed
 
     # ================================================================ entry points
     def run(self) -> None:
-        for cls in self.file.classes.values():
-            if not cls.is_module():
-                continue
-            found = cls.find_method("forward")
-            if found is None:
-                continue
-            defining, fn = found
-            ref = FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True)
-            self.call_function(ref, None, entry=True)
+        """Analyze every Module's forward.  Modules that other modules of the file build as
+        submodules are analyzed through those calls first, with the arguments their callers
+        really pass (``blk(x, H, W)`` with shapes ``H``, ``W``); only the ones no caller reached
+        are analyzed on their own, with tensor inputs."""
+        modules = [c for c in self.file.classes.values() if c.is_module() and c.find_method("forward")]
+        built = _submodule_classes(self.file)
+        for cls in sorted(modules, key=lambda c: id(c) in built):
+            if id(cls) not in self.reached:
+                self.reached.add(id(cls))
+                defining, fn = cls.find_method("forward")  # type: ignore[misc]
+                self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
 
     # ================================================================ functions
     def call_function(self, ref: FuncRef, call: "CallArgs | None", entry: bool = False) -> Val:
@@ -258,6 +261,15 @@ class Interpreter:
         return True
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
+        mode = _training_test(node.test)
+        if mode is not None:
+            # Models are exported in eval mode: `if self.training:` bodies never run there.
+            taken = node.orelse if mode else node.body
+            if taken is None:
+                return True
+            if isinstance(taken, cst.If):
+                return self.s_If(taken, frame, is_elif=True)
+            return self.block(_suite(taken.body if isinstance(taken, cst.Else) else taken), frame)
         cond = self.expr(node.test, frame)
         self.emit(ev.Branch(node, "elif" if is_elif else "if", cond, node.test), frame)
         before = dict(frame.env)
@@ -484,6 +496,9 @@ class Interpreter:
         return v
 
     def e_BooleanOperation(self, node: cst.BooleanOperation, frame: Frame) -> Val:
+        mode = _training_test(node.left)
+        if mode is not None and isinstance(node.operator, cst.And if mode else cst.Or):
+            return const()  # `self.training and …` is False in eval mode: the rest never runs
         return join([self.expr(node.left, frame), self.expr(node.right, frame)])
 
     def e_Comparison(self, node: cst.Comparison, frame: Frame) -> Val:
@@ -748,7 +763,7 @@ class Interpreter:
         return OPAQUE if args.has_tensor() else UNKNOWN
 
     def call_module(self, module: Val, args: "CallArgs") -> Val:
-        """``self.block(x)``: what the submodule's forward returns (analyzed as its own entry)."""
+        """``self.block(x)``: the submodule's forward, analyzed with the arguments passed here."""
         prov = args.prov()
         if module.has("tensor_module"):
             return kind(TENSOR, prov=prov)
@@ -757,7 +772,8 @@ class Interpreter:
             found = cls.find_method("forward")
             if found is not None:
                 defining, fn = found
-                result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
+                self.reached.add(id(cls))
+                result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
                     return kind(TENSOR, *(result.tags & {"bool", "scalar"}), prov=prov)
                 if result.items is not None:
@@ -1013,6 +1029,19 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+def _training_test(test: cst.BaseExpression) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None otherwise."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negated, test = not negated, test.expression
+    if dotted(test) == "self.training":
+        return not negated
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if _training_test(test.left) is True:
+            return True  # `self.training and …`: false in eval mode
+    return None
 
 
 def _source_step(frame: Frame, node: cst.CSTNode) -> Step:
@@ -1311,6 +1340,29 @@ def _module_val(ref: "ClassInfo | str | None") -> Val:
     if isinstance(ref, str) and ref.startswith("torch.nn.") and ref.rsplit(".", 1)[-1] not in _TUPLE_RETURNING_NN:
         tags.add("tensor_module")
     return Val(tags=frozenset(tags), ref=Instance(ref) if isinstance(ref, ClassInfo) else None)
+
+
+def _submodule_classes(file: FileIndex) -> set[int]:
+    """ids of the classes of ``file`` that some class of ``file`` builds as a submodule."""
+    out: set[int] = set()
+
+    def collect(v: Val | None) -> None:
+        if v is None:
+            return
+        if isinstance(v.ref, Instance):
+            out.add(id(v.ref.cls))
+        collect(v.elem)
+        for item in v.items or ():
+            collect(item)
+
+    for cls in file.classes.values():
+        cls.scan_attrs()
+        for name, exprs in cls.attr_exprs.items():
+            for expr in exprs:
+                v = _classify_attr_expr(expr, cls)
+                if not (isinstance(v.ref, Instance) and v.ref.cls is cls):
+                    collect(v)
+    return out
 
 
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:

@@ -323,3 +323,8 @@ class Net(nn.Module):
 """
     # H and W are shapes where Block is used: a shape branch, no tensor size argument.
     assert codes(src) == {(5, "EXL022")}
+
+
+def test_unannotated_flag_parameters_with_none_defaults():
+    src = module("if use_cache and return_dict:\n    x = x + 1\nif mask:\n    x = x * 2", "x, use_cache=None, return_dict=None, mask=None")
+    assert codes(src) == {(15, "EXL020")}

@@ -43,6 +43,8 @@ NON_TENSOR_ANNOTATIONS = {
     "int", "float", "str", "bool", "complex", "bytes", "dict", "Dict", "None", "torch.dtype",
     "torch.device", "dtype", "device", "Callable", "type",
 }
+# Unannotated `name=None` parameters named like these are flags (HF's `use_cache=None`).
+FLAG_PREFIXES = ("use_", "return_", "output_", "is_", "has_", "do_", "enable_", "disable_", "with_", "apply_")
 SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence", "typing.Tuple"}
 
 
@@ -1303,6 +1305,8 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     default = p.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
+    if default is not None and name.startswith(FLAG_PREFIXES):
+        return const()  # `use_cache=None`, `return_dict=None`: flags, not tensors
     return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`"),))
 
 

@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
+from pygls.uris import to_fs_path
 
 from exportlint import __version__
 from exportlint.catalogue import lookup
@@ -66,7 +67,7 @@ def uri_to_path(uri: str, root: str | None) -> str:
     """The file a document URI names; a non-file document (``untitled:``) lives in the root."""
     parsed = urlparse(uri)
     if parsed.scheme == "file":
-        return unquote(parsed.path)
+        return str(to_fs_path(uri))
     name = Path(unquote(parsed.path)).name or "untitled"
     return str(Path(root or os.getcwd()) / (name if name.endswith((".py", ".pyi")) else f"{name}.py"))
 
@@ -98,13 +99,12 @@ class ExportlintServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
             return Settings(root=Path(self.workspace.root_path or os.getcwd()))
 
-    def lint(self, uri: str, text: str) -> list[dict[str, Any]]:
-        """LSP diagnostics (JSON shapes) for ``text``; never raises."""
-        path = uri_to_path(uri, self.workspace.root_path)
+    def lint(self, uri: str, path: str, text: str, settings: Settings) -> list[dict[str, Any]]:
+        """LSP diagnostics (JSON shapes) for ``text``; never raises.  Runs in a worker thread."""
         text = _LONE_SURROGATE.sub("\ufffd", text)  # JSON may carry them; no codec accepts them
         lines = split_lines(text)
         try:
-            report = lint_text(text, path, self.settings_for(path))
+            report = lint_text(text, path, settings)
             return [to_lsp_diagnostic(d, uri, lines, self.encoding) for d in report.diagnostics]
         except Exception as exc:  # an analyzer bug must not take the editor's linting down
             logger.warning("linting %s failed: %s: %s", path, type(exc).__name__, exc)
@@ -121,11 +121,14 @@ class ExportlintServer(LanguageServer):
         await asyncio.sleep(delay)
         document = self.workspace.get_text_document(uri)
         version, text = document.version, document.source
+        path = uri_to_path(uri, self.workspace.root_path)
+        settings = self.settings_for(path)  # here, not in the worker: it may message the client
         loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(self.thread_pool, self.lint, uri, text)
+        found = await loop.run_in_executor(self.thread_pool, self.lint, uri, path, text, settings)
         if self.workspace.get_text_document(uri).version != version:
             return  # edited meanwhile: a newer lint is scheduled
-        self.pending.pop(uri, None)
+        if self.pending.get(uri) is asyncio.current_task():
+            del self.pending[uri]
         self.publish(uri, [self.converter.structure(d, types.Diagnostic) for d in found], version)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:

@@ -130,6 +130,17 @@ def test_editor_session(client: LspClient, workspace: Path) -> None:
     assert client.exit() == 0
 
 
+def test_negotiated_utf8_positions(client: LspClient, workspace: Path) -> None:
+    init = client.initialize(workspace, capabilities={"general": {"positionEncodings": ["utf-8", "utf-16"]}})
+    assert init["capabilities"]["positionEncoding"] == "utf-8"
+    uri = (workspace / "model.py").as_uri()
+    client.open(uri, MODEL)
+    [item] = [d for d in client.diagnostics(uri, where=has("EXL001")) if d["code"] == "EXL001"]
+    start = ITEM_LINE_TEXT.index("x.sum().item()")
+    assert item["range"]["start"] == {"line": ITEM_LINE, "character": len(ITEM_LINE_TEXT[:start].encode("utf-8"))}
+    assert client.exit() == 0
+
+
 def test_debounce_lints_only_the_last_of_a_burst_of_changes(client: LspClient, workspace: Path) -> None:
     client.initialize(workspace, options={"debounceMs": 1000})
     uri = (workspace / "model.py").as_uri()

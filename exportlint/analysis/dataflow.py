@@ -881,6 +881,8 @@ class Interpreter:
                 return first.with_(items=None, elem=None, ref=None, tags=first.tags - {"shape_seq"}, kinds=first.kinds - {SEQ})
             return const()
         if name == "len":
+            if first.is_tensor and first.has("maybe_tuple"):
+                return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
             if first.is_tensor:
                 return kind(_size_kind(first), prov=first.prov)
             if first.has("shape_seq") or first.is_shape:

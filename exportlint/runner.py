@@ -375,11 +375,15 @@ def _regroup(
     by_path: dict[str, list[Diagnostic]] = {path: [] for path in files}
     linted = set(files)
     shown = {os.path.abspath(path): path for path in files}
-    for diagnostics in raw.values():
-        for d in diagnostics:
-            if d.path not in by_path:  # the analysis may name a linted file differently
-                d.path = shown.get(os.path.abspath(d.path), d.path)
-            by_path.setdefault(d.path, []).append(d)
+    # Deterministic whatever order the workers finished in: a file's own analysis first (its
+    # provenance wins the de-duplication), then findings other files' analyses placed in it.
+    for own in (True, False):
+        for analyzed in sorted(raw):
+            for d in raw[analyzed]:
+                if d.path not in by_path:  # the analysis may name a linted file differently
+                    d.path = shown.get(os.path.abspath(d.path), d.path)
+                if (os.path.abspath(d.path) == os.path.abspath(analyzed)) is own:
+                    by_path.setdefault(d.path, []).append(d)
     reports = []
     for path in sorted(by_path):
         if path not in linted:  # a file outside the linted set

@@ -169,7 +169,7 @@ def test_bad_cli_input_spec_is_a_clear_model_diagnostic(tmp_path: Path) -> None:
                              config={"exporters": ["torch.export"]})
     rows = run_dynamic([report], options, progress=False)
     d = only(report)
-    assert "fails in eager mode on the example input from --input" in d.message
+    assert "fails in eager mode on the example input (--input)" in d.message
     assert "mat1 and mat2 shapes cannot be multiplied" in d.message
     assert d.line == line_of_text(HEAD + LINEAR, "return self.lin(x)")
     assert rows[0]["exporter"] == "setup"

@@ -195,7 +195,7 @@ def export_run(folder: Path) -> tuple[dict[str, FileReport], list[dict], Path]:
     reports = lint(folder, list(MODELS), Target.EXPORT)
     summary = folder / "summary.json"
     rows = run_dynamic(reports, DynamicOptions(target=Target.EXPORT, dynamic_dims=["0:0:batch"],
-                                               summary_json=str(summary)), progress=False)
+                                               strict=True, summary_json=str(summary)), progress=False)
     return {Path(r.path).name: r for r in reports}, rows, summary
 
 
@@ -230,6 +230,14 @@ def test_data_dependent_branch_is_confirmed_by_torch_export(export_run) -> None:
     assert by["torch.export"]["status"] == "failed"
     assert by["torch.export"]["exception"] == "GuardOnDataDependentSymNode"
     assert by["onnx-dynamo"]["status"] == "failed"
+    assert by["torch.export-strict"]["status"] == "failed"
+    assert by["torch.export-strict"]["exception"] == "UserError"
+
+
+def test_strict_failure_alone_is_located_through_dynamo_frames(export_run) -> None:
+    reports, _, _ = export_run
+    (new,) = [d for d in reports["no_findings.py"].diagnostics]
+    assert "torch.export-strict failed: UserError" in new.message  # same line, merged
 
 
 def test_clean_cnn_passes_with_synthesized_input_and_quiet_user_output(export_run, capfd) -> None:
@@ -313,4 +321,5 @@ def test_summary_json_has_the_documented_fields(export_run) -> None:
     assert written == rows
     assert set(written[0]) == {"model", "path", "exporter", "status", "phase", "exception",
                                "message", "seconds", "max_abs_diff"}
-    assert {r["exporter"] for r in written} == {"torch.export", "onnx-dynamo", "setup"}
+    assert {r["exporter"] for r in written} == {"torch.export", "torch.export-strict", "onnx-dynamo",
+                                                "setup"}

@@ -55,7 +55,7 @@ def run_job(job: dict, settings: dict, events: Events) -> dict:
             harness.check_signature(model, inputs)
             dims = harness.resolve_dims(job["dims"], model, inputs)
             inputs = harness.widen_example(inputs, dims)
-            harness.run_eager(model, inputs, f"the example input from {inputs.source}")
+            harness.run_eager(model, inputs, f"the example input ({inputs.source})")
         second, eager_second = _second(model, inputs, dims, settings["seed"] + 1)
         result["inputs"] = _describe(inputs, second)
         events.emit(event="model", job=job["id"], model=result["model"], forward=result["forward"],

@@ -6,12 +6,14 @@ Every user-facing failure is a :class:`SetupError` whose message says what to ad
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
 import itertools
 import os
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -100,7 +102,7 @@ def resolve_model(module: ModuleType, attr: str | None, where: str) -> tuple[nn.
         if callable(obj) and not isinstance(obj, type):
             return (*_call_factory(obj, name, where), f"{name}() in {where}")
     candidates = [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, nn.Module)
-                  and c.__module__ == module.__name__]
+                  and c.__module__ == module.__name__ and not _abstract(c)]
     if not candidates:
         raise SetupError("resolve", f"{where} defines no nn.Module subclass and no build()/get_model() "
                          "factory: add `def build(): return MyModel(...)` or pass --model FILE:Factory")
@@ -111,6 +113,29 @@ def resolve_model(module: ModuleType, attr: str | None, where: str) -> tuple[nn.
                          "build()/get_model() factory: add `def build(): return TheModel(...)` "
                          f"or pass --model {where}:TheModel")
     return (*_call_factory(top[0], top[0].__name__, where), f"{top[0].__name__}() in {where}")
+
+
+def _abstract(cls: type) -> bool:
+    """A base class: no own ``forward``, or a method (own or inherited from user code) whose
+    body is only ``raise NotImplementedError``."""
+    if getattr(cls, "forward", None) is nn.Module.forward:
+        return True
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("torch") or klass is object:
+            continue
+        for name, fn in vars(klass).items():
+            if inspect.isfunction(fn) and getattr(cls, name, None) is fn and _only_raises(fn):
+                return True
+    return False
+
+
+def _only_raises(fn: Callable) -> bool:
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0].body
+    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        return False
+    body = [st for st in body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+    return len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(body[0])
 
 
 def _public_callables(module: ModuleType) -> list[str]:
@@ -191,8 +216,9 @@ def set_user_files(files: UserFiles) -> None:
 
 
 def _setup_from(kind: str, what: str, exc: BaseException) -> SetupError:
-    err = SetupError(kind, f"{what}: {type(exc).__name__}: {first_line(exc)}",
-                     failure_points(exc, _files_for_errors), type(exc).__name__)
+    detail = first_line(exc)
+    text = f"{what}: {type(exc).__name__}" + (f": {detail}" if detail else "")
+    err = SetupError(kind, text, failure_points(exc, _files_for_errors), type(exc).__name__)
     err.__cause__ = exc
     return err
 

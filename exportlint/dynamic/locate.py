@@ -127,11 +127,11 @@ def tracer_warnings(records: Iterable, files: UserFiles) -> list[dict]:
 
 
 def first_line(exc: BaseException) -> str:
-    """A one-line summary of ``exc``: its first non-empty message line (ANSI stripped)."""
+    """The first non-empty line of ``exc``'s message (ANSI stripped; "" when there is none)."""
     for line in strip_ansi(str(exc)).splitlines():
         if line.strip():
             return line.strip()[:300]
-    return type(exc).__name__
+    return ""
 
 
 def root_cause(exc: BaseException) -> BaseException:

@@ -26,6 +26,8 @@ _LOWER = {Severity.ERROR: Severity.WARNING, Severity.WARNING: Severity.INFO, Sev
 # Findings that turn tensor data into Python values or data-dependent sizes: a failure on a
 # finding's line is also theirs when they are on that finding's provenance chain.
 VALUE_SOURCES = {"EXL001", "EXL002", "EXL003", "EXL032", "EXL050"}
+# Branches on is-exporting / is-tracing predicates: what an unlocated divergence is blamed on.
+EXPORT_MODE_CODES = {"EXL060"}
 # Findings about shapes: with no dynamic dim declared, "passes" only holds for the example's sizes.
 SHAPE_CODES = {"EXL010", "EXL011", "EXL022", "EXL040", "EXL041"}
 _HINTS = {
@@ -80,6 +82,7 @@ class Verdict:
     exporter: str | None
     message: str
     max_abs_diff: float | None = None
+    weak: bool = False  # from a run that never got to the exporters: any real verdict wins
 
     def as_dict(self) -> dict[str, Any]:
         return {"status": self.status, "exporter": self.exporter, "message": self.message,
@@ -97,6 +100,8 @@ class Judge:
         self.new: dict[tuple[str, int, str], Diagnostic] = {}
         self.rows: list[dict[str, Any]] = []
         self.sources = Sources()
+        self.run_by: dict[str, set[str]] = {}  # file -> model files whose runs executed it
+        self.unresolved: dict[tuple[str, int, str], str] = {}  # setup finding -> its model file
 
     # -- public --------------------------------------------------------------------------------
 
@@ -108,6 +113,8 @@ class Judge:
                  if real(d.path) in executed or real(d.path) == file_]
         run = _Run(result, file_, scope, self.sources)
         self.rows += _rows(where, result)
+        for path in executed:
+            self.run_by.setdefault(path, set()).add(file_)
         if result.get("error"):
             self._setup_failed(run, result["error"], scope)
             return
@@ -127,7 +134,10 @@ class Judge:
                     v.message += f"; severity lowered from {d.severity.value} to {lower.value}"
                     d.severity = lower
                 d.dynamic = v.as_dict()
-        for d in self.new.values():
+        for key, d in self.new.items():
+            model_file = self.unresolved.get(key)
+            if model_file and self.run_by.get(model_file, set()) - {model_file}:
+                continue  # no model of its own, but another model runs its code: a library file
             report = self._report_for(d.path)
             report.diagnostics.append(d)
             report.diagnostics.sort(key=Diagnostic.sort_key)
@@ -137,7 +147,10 @@ class Judge:
 
     def _offer(self, d: Diagnostic, v: Verdict | None) -> None:
         old = self.verdicts.get(id(d))
-        if v is not None and (old is None or RANK[v.status] > RANK[old.status]):
+        if v is None:
+            return
+        if old is None or (old.weak and not v.weak) or (
+                old.weak == v.weak and RANK[v.status] > RANK[old.status]):
             self.verdicts[id(d)] = v
 
     def _setup_failed(self, run: "_Run", error: dict, scope: list[Diagnostic]) -> None:
@@ -151,29 +164,31 @@ class Judge:
                 msg = error["message"]
             else:
                 msg = f"the dynamic pass could not check this: {error['message']}"
-            self._offer(d, Verdict("not-verifiable", None, msg))
+            self._offer(d, Verdict("not-verifiable", None, msg, weak=True))
         if hit and kind in ("cuda", "eager"):
             return
         where = points[0] if points else run.forward
         self._add_new(SETUP_CODE, where, error["message"], None,
                       Verdict("not-verifiable", None, error["message"]))
+        if kind == "resolve":
+            self.unresolved[(where[0], where[1], SETUP_CODE)] = run.file
 
     def _new_findings(self, run: "_Run", o: dict, scope: list[Diagnostic]) -> None:
         if o["status"] in FAILED:
-            code, locs, status = "EXL090", run.points(o), "confirmed"
-            text = f"{o['exporter']} failed: {_exc_text(o)}"
+            code, locs, status, verb = "EXL090", run.points(o), "confirmed", " failed:"
+            what = _exc_text(o)
         elif o["status"] == "diverges":
-            code, locs, status = "EXL091", run.implicated(o), "diverges"
-            text = f"{o['exporter']}: {o['message']}" + _reason(o)
+            code, locs, status, verb = "EXL091", run.implicated(o), "diverges", ":"
+            what = (o["message"] or "the artifact disagrees with eager") + _reason(o)
         else:
             return
         if locs and _tied(scope, locs, self.sources):
             return
         where = locs[0] if locs else run.forward
         if not locs:
-            text += " (no user line could be recovered; reported at forward)"
-        self._add_new(code, where, text, o["exporter"],
-                      Verdict(status, o["exporter"], text, o.get("max_abs_diff")))
+            what += " (no user line could be recovered; reported at forward)"
+        self._add_new(code, where, f"{o['exporter']}{verb} {what}", o["exporter"],
+                      Verdict(status, o["exporter"], what, o.get("max_abs_diff")))
 
     def _add_new(self, code: str, where: Loc, message: str, exporter: str | None,
                  verdict: Verdict) -> None:
@@ -221,6 +236,11 @@ class _Run:
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
         self.outcomes: list[dict] = result.get("exporters") or []
+        for o in self.outcomes:  # an export-mode branch makes the artifact differ by design
+            if o["status"] == "diverges" and not o.get("implicated"):
+                o["implicated"] = [[real(d.path), d.line, "the artifact takes the other side of this "
+                                    "export-mode branch"] for d in scope
+                                   if d.code in EXPORT_MODE_CODES and self.order(d) is not None]
         self.resized = (result.get("inputs") or {}).get("resized", False)
         self.tied = [_tied(scope, self.locations(o), sources) for o in self.outcomes]
         self.warned = [_tied(scope, [(real(w["path"]), int(w["line"])) for w in o.get("warnings", [])],
@@ -264,19 +284,19 @@ class _Run:
         stopped = [why for _, (kind, why) in per if kind == "stopped"]
         if passed:
             text = f"ran under {', '.join(passed)} without problems"
-            text += "".join(f"; {s}" for s in stopped)
+            text += f"; {_join_stopped(stopped)}" if stopped else ""
             if d.code in SHAPE_CODES and not self.resized:
                 text += (" with the example's sizes only (no dynamic dim declared: add "
                          "--dynamic-dim to check other sizes)")
             return Verdict("passes", passed[0], text)
         if stopped:
-            return Verdict("not-verifiable", None, "; ".join(stopped))
+            return Verdict("not-verifiable", None, _join_stopped(stopped))
         return Verdict("not-verifiable", None, "no exporter could be run on this machine")
 
-    def _classify(self, d: Diagnostic, o: dict, tied: set[int], warned: set[int]) -> tuple[str, str]:
+    def _classify(self, d: Diagnostic, o: dict, tied: set[int], warned: set[int]) -> tuple[str, Any]:
         """(kind, why) of one exporter for one finding; kind: pass, confirmed, diverges,
         unknown (a problem with no user line, or a TracerWarning: could be this one),
-        stopped (failed earlier)."""
+        stopped (failed earlier; why = (exporter, failing line))."""
         if o["status"] == "ok" and id(d) in warned:
             return "unknown", (f"{o['exporter']} baked a value here ({_warning_text(d, o)}) but its "
                                "artifact matched eager on the second input, which may not take "
@@ -298,7 +318,7 @@ class _Run:
         first = sorted((self.executed[p][ln], ln) for p, ln in locs if ln in self.executed.get(p, {}))
         line = first[0][1] if first else locs[0][1]
         if not first or (self.order(d) or 0) > first[0][0]:
-            return "stopped", f"{o['exporter']} failed earlier, at line {line}, before reaching this line"
+            return "stopped", (o["exporter"], line)
         if tied:  # this line ran, and was captured, before a failure another finding explains
             return "pass", ""
         return "unknown", (f"{o['exporter']} failed later, at line {line}, where no finding is "
@@ -333,9 +353,18 @@ def _provenance(d: Diagnostic) -> set[Loc]:
     return {(real(n.path) if n.path else real(d.path), n.line) for n in d.provenance}
 
 
+def _join_stopped(stopped: list[tuple[str, int]]) -> str:
+    """"torch.export and onnx-dynamo failed earlier, at line 20, ..." from (exporter, line) pairs."""
+    by_line: dict[int, list[str]] = {}
+    for exporter, line in stopped:
+        by_line.setdefault(line, []).append(exporter)
+    return "; ".join(f"{' and '.join(names)} failed earlier, at line {line}, before reaching this line"
+                     for line, names in by_line.items())
+
+
 def _exc_text(o: dict) -> str:
-    exc = o.get("exception")
-    return f"{exc}: {o['message']}" if exc else str(o["message"])
+    exc, msg = o.get("exception"), o.get("message") or ""
+    return f"{exc}: {msg}" if exc and msg else (exc or msg)
 
 
 def _reason(o: dict, d: Diagnostic | None = None) -> str:

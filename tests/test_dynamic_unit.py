@@ -258,3 +258,33 @@ def test_the_parent_never_imports_torch() -> None:
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_library_file_without_its_own_model_takes_the_verdicts_of_the_model_using_it(
+        tmp_path: Path, model_file: Path) -> None:
+    lib = tmp_path / "layers.py"
+    lib.write_text("class Block:\n    def f(self, t):\n        return t.item()\n")
+    d = diag(lib, 3, "EXL001", Severity.WARNING)
+    report = FileReport(str(lib), [d])
+    j = Judge([report], Target.EXPORT)
+    unresolved = {"kind": "resolve", "message": "the class Block(width) in layers.py needs arguments",
+                  "exception": "TypeError", "points": []}
+    lib_run = result(lib, [], [], unresolved)
+    lib_run["forward"] = None
+    j.add_run("layers.py", lib, lib_run)
+    model_run = result(model_file, [outcome("torch.export", "ok")], [6, 7])
+    model_run["executed"][str(lib)] = [[3, 2]]
+    j.add_run("m.py", model_file, model_run)
+    j.finish()
+    assert d.dynamic["status"] == "passes"  # the real run wins over "could not check"
+    assert report.diagnostics == [d]  # no "needs arguments" diagnostic: a model runs this file
+
+
+def test_unlocated_divergence_is_blamed_on_an_export_mode_branch(model_file: Path) -> None:
+    branch = diag(model_file, 9, "EXL060", Severity.WARNING)
+    res = result(model_file, [outcome("torch.export", "diverges", message="output 0 differs", diff=2.0)],
+                 [6, 7, 8, 9, 11])
+    report, _ = judge(model_file, [branch], res)
+    assert branch.dynamic["status"] == "diverges" and branch.dynamic["max_abs_diff"] == 2.0
+    assert "export-mode branch" in branch.dynamic["message"]
+    assert report.diagnostics == [branch]  # no EXL091 at forward

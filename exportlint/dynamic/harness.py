@@ -96,7 +96,7 @@ def resolve_model(module: ModuleType, attr: str | None, where: str) -> tuple[nn.
         if not hasattr(module, attr):
             raise SetupError("resolve", f"{where} defines no {attr!r}; defined here: "
                              f"{', '.join(_public_callables(module)) or 'nothing callable'}")
-        return (*_call_factory(getattr(module, attr), attr, where), f"{where}:{attr}")
+        return (*_call_factory(getattr(module, attr), attr, where), f"{attr}() in {where}")
     for name in FACTORY_NAMES:
         obj = getattr(module, name, None)
         if callable(obj) and not isinstance(obj, type):

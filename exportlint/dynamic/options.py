@@ -132,7 +132,7 @@ class Resolved:
 class Job:
     id: str
     file: Path  # the model's source file (resolved)
-    where: str  # how to name it to the user (the linted path, or the --model spec)
+    where: str  # how to name it to the user: the file's path (relative when under the cwd)
 
     def payload(self, opts: Resolved, workdir: Path) -> dict:
         model = opts.model  # set: this is the only job, built from the model spec
@@ -164,7 +164,8 @@ def plan_jobs(reports: list[FileReport], opts: Resolved) -> list[Job]:
     ``nn.Module`` subclass (a class whose base's name ends in ``Module``) or a
     ``build()``/``get_model()`` factory."""
     if opts.model_file is not None:
-        return [Job("0", opts.model_file, str(opts.model))]
+        rel = os.path.relpath(opts.model_file)
+        return [Job("0", opts.model_file, str(opts.model_file) if rel.startswith("..") else rel)]
     jobs = []
     for report in reports:
         if report.skipped or not _defines_model(report):

@@ -288,3 +288,11 @@ def test_unlocated_divergence_is_blamed_on_an_export_mode_branch(model_file: Pat
     assert branch.dynamic["status"] == "diverges" and branch.dynamic["max_abs_diff"] == 2.0
     assert "export-mode branch" in branch.dynamic["message"]
     assert report.diagnostics == [branch]  # no EXL091 at forward
+
+
+def test_unwritable_summary_json_is_a_usage_error_before_running(tmp_path: Path) -> None:
+    from exportlint.dynamic import run_dynamic
+
+    options = DynamicOptions(summary_json=str(tmp_path / "no" / "such" / "dir.json"))
+    with pytest.raises(DynamicOptionsError, match="folder does not exist"):
+        run_dynamic([], options, progress=False)

@@ -11,6 +11,7 @@ Parent-side API (never imports torch; the exporters run in a worker process):
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import tempfile
@@ -34,10 +35,12 @@ def run_dynamic(reports: list[FileReport], options: DynamicOptions,
     max_abs_diff}``), "passes" lowers its severity one step, and new EXL090/EXL091 findings are
     added (to a new FileReport when the model file was not linted).  ``progress``: a callable
     receiving one-line status texts, ``False`` for none, ``None`` for a spinner on stderr when
-    stderr is a terminal.  Raises :class:`DynamicOptionsError` for malformed options only; what
-    goes wrong with the user's model becomes diagnostics and rows.
+    stderr is a terminal.  Raises :class:`DynamicOptionsError` for usage errors only (malformed
+    options, torch missing, summary JSON not writable); what goes wrong with the user's model
+    becomes diagnostics and rows.
     """
     opts = options.resolved()
+    _check_environment(options.summary_json)
     jobs = plan_jobs(reports, opts)
     judge = Judge(reports, options.target)
     with tempfile.TemporaryDirectory(prefix="exportlint-dynamic-") as tmp, \
@@ -55,8 +58,20 @@ def run_dynamic(reports: list[FileReport], options: DynamicOptions,
         judge.add_run(job.where, job.file, results[job.id])
     rows = judge.finish()
     if options.summary_json:
-        Path(options.summary_json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        try:
+            Path(options.summary_json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise DynamicOptionsError(f"cannot write {options.summary_json}: {exc.strerror or exc}") from None
     return rows
+
+
+def _check_environment(summary_json: str | None) -> None:
+    """Usage errors that are cheaper to report before the worker starts."""
+    if summary_json and not Path(summary_json).resolve().parent.is_dir():
+        raise DynamicOptionsError(f"cannot write {summary_json}: its folder does not exist")
+    if importlib.util.find_spec("torch") is None:
+        raise DynamicOptionsError("the dynamic pass needs torch (and onnx, onnxscript, onnxruntime): "
+                                  "pip install 'exportlint[dynamic]'")
 
 
 def _progress(progress: Callable[[str], None] | bool | None):  # noqa: ANN202 - a context manager

@@ -9,6 +9,7 @@ implicated, warnings}`` with status ``ok`` / ``failed`` / ``diverges`` / ``unava
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 import time
@@ -75,8 +76,9 @@ def run(exporter: str, ctx: Context) -> dict:
 
 def _record_failure(out: dict, phase: str, exc: BaseException, files: UserFiles) -> None:
     cause = root_cause(exc)
+    missing = isinstance(cause, ImportError)  # onnx, onnxscript or onnxruntime not installed
     out["status"] = "out-of-memory" if is_out_of_memory(cause) else (
-        "unavailable" if phase == "probe" else "failed")
+        "unavailable" if phase == "probe" or missing else "failed")
     out["phase"] = phase
     out["exception"] = type(cause).__name__
     out["message"] = first_line(cause)
@@ -175,9 +177,8 @@ def _onnx_feed(ctx: Context, session: Any) -> dict[str, Any]:
 
 
 def _run_onnx(ctx: Context, out: dict, path: Path) -> None:
-    import onnx
-    import onnxruntime as ort
-
+    onnx = _step("probe", lambda: importlib.import_module("onnx"))
+    ort = _step("probe", lambda: importlib.import_module("onnxruntime"))
     _step("check", lambda: onnx.checker.check_model(str(path)))
     session = _step("run", lambda: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]))
     got = _step("run", lambda: session.run(None, _onnx_feed(ctx, session)))

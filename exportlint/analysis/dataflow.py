@@ -1318,20 +1318,18 @@ _TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch
 
 
 def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
-    vals: list[Val] = []
-    for c in cls.mro():
+    """What ``self.<attr>`` is: from the nearest class of the MRO that assigns it."""
+    for c in cls.iter_mro():
         c.scan_attrs()
-        if attr in c.tensor_attrs:
-            vals.append(kind(TENSOR))
-        for expr in c.attr_exprs.get(attr, []):
-            vals.append(_classify_attr_expr(expr, c))
-        if attr in c.class_consts and not vals:
-            vals.append(const())
-    if not vals:
-        if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
-            return kind(TENSOR)
-        return UNKNOWN
-    return join(vals)
+        vals = [kind(TENSOR)] if attr in c.tensor_attrs else []
+        vals += [_classify_attr_expr(expr, c) for expr in c.attr_exprs.get(attr, [])]
+        if vals:
+            return join(vals)
+        if attr in c.class_consts:
+            return const()
+    if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
+        return kind(TENSOR)
+    return UNKNOWN
 
 
 _TUPLE_RETURNING_NN = {

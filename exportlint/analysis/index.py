@@ -9,7 +9,7 @@ rules never care how something was imported.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Union
 
 import libcst as cst
 
@@ -51,6 +51,12 @@ AUTOGRAD_FUNCTIONS = {
 }
 
 
+def _is_module_name(qual: str) -> bool:
+    if qual in NOT_MODULES or qual in AUTOGRAD_FUNCTIONS:
+        return False
+    return qual.startswith(MODULE_PACKAGES) and qual.rsplit(".", 1)[-1][:1].isupper()
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
     parts: list[str] = []
@@ -82,6 +88,7 @@ class ClassInfo:
     # Class-level simple assignments (constants).
     class_consts: dict[str, cst.BaseExpression] = field(default_factory=dict)
     _bases: list["ClassInfo | str"] | None = None
+    _is_module: bool | None = None
 
     def __hash__(self) -> int:
         return id(self)
@@ -93,62 +100,77 @@ class ClassInfo:
     def qualname(self) -> str:
         return f"{self.file.path}:{self.name}"
 
+    def _base_exprs(self) -> list[cst.BaseExpression]:
+        return [arg.value for arg in self.node.bases if arg.keyword is None]
+
     def bases(self) -> list["ClassInfo | str"]:
-        """Resolved bases: ClassInfo for classes of the linted set, qualified names otherwise."""
+        """Resolved bases: ClassInfo for classes of the linted set (their files are loaded),
+        qualified names otherwise."""
         if self._bases is None:
-            self._bases = []
-            for arg in self.node.bases:
-                if arg.keyword is not None:
-                    continue
-                resolved = self.file.resolve_class_expr(arg.value)
-                if resolved is not None:
-                    self._bases.append(resolved)
+            resolved = (self.file.resolve_class_expr(e) for e in self._base_exprs())
+            self._bases = [b for b in resolved if b is not None]
         return self._bases
 
-    def mro(self) -> list["ClassInfo"]:
-        """Depth-first, left-to-right linearisation of the known classes (close to C3 for
-        the hierarchies model code uses)."""
-        out: list[ClassInfo] = []
+    def iter_mro(self) -> Iterator["ClassInfo"]:
+        """Depth-first, left-to-right linearisation of the known classes (close to C3 for the
+        hierarchies model code uses); lazy, so a lookup that stops early loads fewer files."""
         seen: set[int] = set()
-
-        def walk(c: ClassInfo) -> None:
+        stack: list[ClassInfo] = [self]
+        while stack:
+            c = stack.pop()
             if id(c) in seen:
-                return
+                continue
             seen.add(id(c))
-            out.append(c)
-            for b in c.bases():
-                if isinstance(b, ClassInfo):
-                    walk(b)
+            yield c
+            stack.extend(reversed([b for b in c.bases() if isinstance(b, ClassInfo)]))
 
-        walk(self)
-        return out
+    def mro(self) -> list["ClassInfo"]:
+        return list(self.iter_mro())
 
     def external_bases(self) -> Iterator[str]:
-        for c in self.mro():
+        for c in self.iter_mro():
             for b in c.bases():
                 if isinstance(b, str):
                     yield b
 
     def is_module(self) -> bool:
-        for qual in self.external_bases():
-            if qual in NOT_MODULES or qual in AUTOGRAD_FUNCTIONS:
+        """Does this class derive from torch.nn.Module (or a known Module library class)?
+        Decided from qualified names where possible, loading other files only when needed."""
+        if self._is_module is None:
+            self._is_module = False  # guards against cycles
+            self._is_module = self._derives(_is_module_name)
+        return self._is_module
+
+    def is_autograd_function(self) -> bool:
+        return self._derives(lambda q: q in AUTOGRAD_FUNCTIONS)
+
+    def _derives(self, test: "Callable[[str], bool]") -> bool:
+        for expr in self._base_exprs():
+            local = self.file.classes.get(dotted(expr) or "")
+            if local is not None and local is not self:
+                if local._derives(test):
+                    return True
                 continue
-            if qual.startswith(MODULE_PACKAGES) and qual.rsplit(".", 1)[-1][:1].isupper():
+            qual = self.file.qualify(expr)
+            if qual is None:
+                continue
+            project = self.file.project
+            if project is None or not project.defines(qual):
+                if test(qual):  # a library class: decided by its name
+                    return True
+                continue
+            base = project.find_class(qual)
+            if base is not None and base is not self and base._derives(test):
                 return True
         return False
 
-    def is_autograd_function(self) -> bool:
-        return any(q in AUTOGRAD_FUNCTIONS for q in self.external_bases())
-
     def find_method(self, name: str, after: "ClassInfo | None" = None) -> tuple["ClassInfo", cst.FunctionDef] | None:
         """Resolve ``name`` through the MRO (optionally starting after class ``after``: super())."""
-        mro = self.mro()
-        if after is not None:
-            for i, c in enumerate(mro):
-                if c is after:
-                    mro = mro[i + 1 :]
-                    break
-        for c in mro:
+        skipping = after is not None
+        for c in self.iter_mro():
+            if skipping:
+                skipping = c is not after
+                continue
             if name in c.methods:
                 return c, c.methods[name]
         return None

@@ -34,6 +34,7 @@ class Project:
     def __init__(self, paths: list[str] | tuple[str, ...] = ()) -> None:
         self.paths = [os.path.abspath(p) for p in paths]
         self._by_module: dict[str, str] | None = None
+        self._roots: set[str] = set()
         # Most recently used parsed files; bounded so that a worker linting thousands of files
         # keeps memory flat (an evicted file is parsed again if something imports it later).
         self._indexes: OrderedDict[str, FileIndex | None] = OrderedDict()
@@ -47,10 +48,18 @@ class Project:
 
     # -- module names ---------------------------------------------------------------------------
     def _modules(self) -> dict[str, str]:
+        """Every dotted name a linted file can be imported as: its full module name and each
+        dotted suffix of it (for files linted outside their installed package root)."""
         if self._by_module is None:
-            self._by_module = {}
+            full: dict[str, str] = {}
             for p in self.paths:
-                self._by_module.setdefault(module_name_for(p), p)
+                full.setdefault(module_name_for(p), p)
+            self._by_module = dict(full)
+            for name, p in full.items():
+                parts = name.split(".")
+                for i in range(1, len(parts)):
+                    self._by_module.setdefault(".".join(parts[i:]), p)
+            self._roots = {name.split(".")[0] for name in self._by_module}
         return self._by_module
 
     def package_of(self, path: str, level: int) -> str | None:
@@ -66,17 +75,18 @@ class Project:
         return ".".join(parts) or None
 
     def path_of_module(self, module: str) -> str | None:
+        return self._modules().get(module)
+
+    def defines(self, qual: str) -> bool:
+        """Could ``qual`` (``pkg.mod.Name``) live in a linted file?  Cheap: no file is loaded."""
         mods = self._modules()
-        if module in mods:
-            return mods[module]
-        suffix = "." + module
-        for name, p in mods.items():
-            if name.endswith(suffix):
-                return p
-        return None
+        if qual.split(".")[0] not in self._roots:
+            return False
+        parts = qual.split(".")
+        return any(".".join(parts[:cut]) in mods for cut in range(len(parts) - 1, 0, -1))
 
     # -- indexes -----------------------------------------------------------------------------------
-    CACHE_SIZE = 128
+    CACHE_SIZE = 384
 
     def register(self, index: FileIndex) -> None:
         self._remember(os.path.abspath(index.path), index)

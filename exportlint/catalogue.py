@@ -61,6 +61,7 @@ _TABLE = [
     ("EXL070", "autograd-function-without-symbolic", "a custom autograd.Function with no `symbolic`", I, I),
     ("EXL090", "export-failure", "an exporter failed at this line (dynamic pass)", E, E),
     ("EXL091", "export-divergence", "the exported artifact disagrees with eager (dynamic pass)", E, E),
+    ("EXL092", "dynamic-setup", "the dynamic pass could not build or run the model (nothing was verified)", W, W),
     ("EXL900", "parse-error", "the file does not parse", E, E),
     ("EXL901", "internal-error", "the analyzer failed on this file", E, E),
 ]

@@ -68,8 +68,10 @@ def _dynamic_line(dynamic: dict) -> str:
     status = str(dynamic.get("status", ""))
     what, preposition = _VERDICT.get(status, (status, "with"))
     exporter = dynamic.get("exporter")
-    head = f"{what} {preposition} {exporter}" if exporter else what
     message = dynamic.get("message")
+    if status == "passes" and message:  # the message already names the exporters it ran under
+        what, exporter = "✘ not reproduced", None
+    head = f"{what} {preposition} {exporter}" if exporter else what
     diff = dynamic.get("max_abs_diff")
     tail = f": {message}" if message else ""
     if diff is not None:

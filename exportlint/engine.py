@@ -149,20 +149,19 @@ def _internal_error(path: str, target: Target, reason: str) -> Diagnostic:
 
 def _anchor_span(file: FileIndex, node: cst.CSTNode) -> tuple[int, int, int, int]:
     """Span of a finding: a branch or loop spans its keyword to the end of its condition."""
-    positions = file.positions()
-    line, col, end_line, end_col = positions.span(node)
+    line, col, end_line, end_col = file.span(node)
     head = getattr(node, "test", None) if isinstance(node, (cst.If, cst.While)) else None
     if isinstance(node, (cst.For, cst.CompFor)):
         head = node.iter
     if head is not None:
-        _, _, end_line, end_col = positions.span(head)
+        _, _, end_line, end_col = file.span(head)
     return line, col, end_line, end_col
 
 
 def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
     line, col, end_line, end_col = _anchor_span(f.file, f.node)
     d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
-    placed = [(step, step.file.positions().start(step.node)) for step in f.prov]
+    placed = [(step, step.file.start(step.node)) for step in f.prov]
     assigned = {(s.file.path, pos[0]) for s, pos in placed if not s.source}
     d.provenance = [
         Note(pos[0], pos[1], step.message, None if step.file.path == f.file.path else step.file.path)

@@ -595,7 +595,7 @@ class Interpreter:
         if isinstance(base.ref, SelfRef):
             return self.self_attribute(base.ref.cls, attr, frame)
         if isinstance(base.ref, ClassInfo):
-            if attr in base.ref.methods:
+            if attr in base.ref.method_names:
                 return Val(ref=FuncRef(base.ref.methods[attr], base.ref.file, cls=base.ref, defining=base.ref))
             return const() if attr in base.ref.class_consts else Val(ref=(base.ref, attr))
         if base.is_tensor:
@@ -1318,8 +1318,12 @@ _TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch
 
 
 def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
-    """What ``self.<attr>`` is: from the nearest class of the MRO that assigns it."""
+    """What ``self.<attr>`` is: from the nearest class of the MRO that assigns it.  Classes of
+    other files are read only if something already needed their code (a framework base class
+    such as ``PreTrainedModel`` is thousands of lines of attributes that rarely matter)."""
     for c in cls.iter_mro():
+        if c.file is not cls.file and not c.loaded:
+            continue
         c.scan_attrs()
         vals = [kind(TENSOR)] if attr in c.tensor_attrs else []
         vals += [_classify_attr_expr(expr, c) for expr in c.attr_exprs.get(attr, [])]

@@ -8,8 +8,10 @@ rules never care how something was imported.
 
 from __future__ import annotations
 
+import ast
+import io
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
 
 import libcst as cst
 
@@ -57,6 +59,13 @@ def _is_module_name(qual: str) -> bool:
     return qual.startswith(MODULE_PACKAGES) and qual.rsplit(".", 1)[-1][:1].isupper()
 
 
+def _base_name(expr: cst.BaseExpression) -> str:
+    """Dotted name of a base class expression (``Generic[T]`` -> ``Generic``); '' if none."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted(expr) or ""
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
     parts: list[str] = []
@@ -73,41 +82,77 @@ def _import_module_name(module: cst.BaseExpression | None) -> str:
     return (dotted(module) if module is not None else "") or ""
 
 
-@dataclass
+@dataclass(eq=False)
 class ClassInfo:
+    """A class of the linted set.  Built from libcst for the analyzed file; for other files
+    built from ``ast`` and parsed with libcst only when a method body is needed."""
+
     name: str
-    node: cst.ClassDef
     file: "FileIndex"
-    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    base_names: list[str]  # dotted names of the positional bases (``nn.Module``)
+    method_names: set[str] = field(default_factory=set)
     staticmethods: set[str] = field(default_factory=set)
+    # Class-level simple assignments (constants): name -> value expression (None when light)
+    class_consts: dict[str, Any] = field(default_factory=dict)
     # self.<attr> assignments found in any method: attr -> value expressions (see scan_attrs)
     attr_exprs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # register_buffer / register_parameter names
     tensor_attrs: set[str] = field(default_factory=set)
+    _node: cst.ClassDef | None = None
+    _loader: "Callable[[], cst.ClassDef] | None" = None
+    _methods: dict[str, cst.FunctionDef] | None = None
     _scanned: bool = False
-    # Class-level simple assignments (constants).
-    class_consts: dict[str, cst.BaseExpression] = field(default_factory=dict)
     _bases: list["ClassInfo | str"] | None = None
     _is_module: bool | None = None
 
-    def __hash__(self) -> int:
-        return id(self)
+    @classmethod
+    def from_cst(cls, node: cst.ClassDef, file: "FileIndex") -> "ClassInfo":
+        info = cls(node.name.value, file, [_base_name(a.value) for a in node.bases if a.keyword is None], _node=node)
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef):
+                info.method_names.add(stmt.name.value)
+                if _is_staticmethod(stmt):
+                    info.staticmethods.add(stmt.name.value)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                info.class_consts[t.target.value] = small.value
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                        if isinstance(small.target, cst.Name):
+                            info.class_consts[small.target.value] = small.value
+        return info
 
-    def __eq__(self, other: object) -> bool:
-        return self is other
+    @property
+    def node(self) -> cst.ClassDef:
+        if self._node is None:
+            assert self._loader is not None
+            self._node = self._loader()
+        return self._node
+
+    @property
+    def loaded(self) -> bool:
+        """Has libcst parsed this class yet (always, for the analyzed file)?"""
+        return self._node is not None
+
+    @property
+    def methods(self) -> dict[str, cst.FunctionDef]:
+        if self._methods is None:
+            body = self.node.body.body if isinstance(self.node.body, cst.IndentedBlock) else []
+            self._methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+        return self._methods
 
     @property
     def qualname(self) -> str:
         return f"{self.file.path}:{self.name}"
 
-    def _base_exprs(self) -> list[cst.BaseExpression]:
-        return [arg.value for arg in self.node.bases if arg.keyword is None]
-
     def bases(self) -> list["ClassInfo | str"]:
         """Resolved bases: ClassInfo for classes of the linted set (their files are loaded),
         qualified names otherwise."""
         if self._bases is None:
-            resolved = (self.file.resolve_class_expr(e) for e in self._base_exprs())
+            resolved = (self.file.resolve_class_name(n) for n in self.base_names if n)
             self._bases = [b for b in resolved if b is not None]
         return self._bases
 
@@ -145,13 +190,13 @@ class ClassInfo:
         return self._derives(lambda q: q in AUTOGRAD_FUNCTIONS)
 
     def _derives(self, test: "Callable[[str], bool]") -> bool:
-        for expr in self._base_exprs():
-            local = self.file.classes.get(dotted(expr) or "")
+        for name in self.base_names:
+            local = self.file.classes.get(name)
             if local is not None and local is not self:
                 if local._derives(test):
                     return True
                 continue
-            qual = self.file.qualify(expr)
+            qual = self.file.qualify_name(name)
             if qual is None:
                 continue
             project = self.file.project
@@ -171,7 +216,7 @@ class ClassInfo:
             if skipping:
                 skipping = c is not after
                 continue
-            if name in c.methods:
+            if name in c.method_names:
                 return c, c.methods[name]
         return None
 
@@ -184,7 +229,7 @@ class ClassInfo:
                     _collect_self_attrs(self, fn)
 
     def has_symbolic(self) -> bool:
-        return any("symbolic" in c.methods for c in self.mro())
+        return any("symbolic" in c.method_names for c in self.mro())
 
 
 def _is_staticmethod(fn: cst.FunctionDef) -> bool:
@@ -261,60 +306,63 @@ def _record_target(cls: ClassInfo, self_name: str, target: cst.BaseExpression, v
 
 
 class FileIndex:
-    """What one module defines and imports."""
+    """What one module defines and imports.
 
-    def __init__(self, path: str, module: cst.Module, project: "Project | None" = None) -> None:
+    ``FileIndex(path, module)`` indexes a libcst module (the file being analyzed);
+    :meth:`light` indexes another file of the linted set from Python's own (much faster)
+    parser and parses a class or function with libcst only when its body is needed.
+    """
+
+    def __init__(self, path: str, module: cst.Module | None, project: "Project | None" = None) -> None:
         self.path = path
         self.module = module
         self.project = project
         self.imports: dict[str, str] = {}  # local name -> qualified name
-        self.functions: dict[str, cst.FunctionDef] = {}
+        self.functions: "dict[str, cst.FunctionDef] | _LazyDefs" = {}
         self.classes: dict[str, ClassInfo] = {}
-        self.consts: dict[str, cst.BaseExpression] = {}
-        self._positions: "Positions | None" = None
-        for stmt in module.body:
-            self._index_statement(stmt)
+        self.consts: set[str] = set()
+        self._positions: "list[tuple[cst.Module, int, Positions | None]]" = []
+        if module is not None:
+            self._positions.append((module, 0, None))
+            for stmt in module.body:
+                self._index_statement(stmt)
 
-    # -- building ---------------------------------------------------------------------------
+    # -- building from libcst ------------------------------------------------------------------
     def _index_statement(self, stmt: cst.CSTNode) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        full = _import_module_name(alias.name)
-                        if alias.asname is not None:
-                            self.imports[alias.asname.name.value] = full  # type: ignore[union-attr]
-                        else:
-                            top = full.split(".")[0]
-                            self.imports[top] = top
+                        self._add_import(_import_module_name(alias.name), alias.asname.name.value if alias.asname is not None else None)  # type: ignore[union-attr]
                 elif isinstance(small, cst.ImportFrom):
-                    base = self._from_module(small)
                     if isinstance(small.names, cst.ImportStar):
                         continue
+                    base = self._from_module(small)
                     for alias in small.names:
                         name = _import_module_name(alias.name)
                         local = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
                         self.imports[local] = f"{base}.{name}" if base else name
-                elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                    if small.value is None:
-                        continue
-                    for t in targets:
-                        if isinstance(t, cst.Name):
-                            self.consts[t.value] = small.value
+                    self.consts.update(t.value for t in targets if isinstance(t, cst.Name))
         elif isinstance(stmt, cst.FunctionDef):
-            self.functions[stmt.name.value] = stmt
+            self.functions[stmt.name.value] = stmt  # type: ignore[index]
         elif isinstance(stmt, cst.ClassDef):
-            self._index_class(stmt)
+            self.classes[stmt.name.value] = ClassInfo.from_cst(stmt, self)
         elif isinstance(stmt, (cst.If, cst.Try)):
             # `try: import x except ImportError: ...` and `if TYPE_CHECKING:` blocks
             for block in _blocks_of(stmt):
                 for inner in block:
                     self._index_statement(inner)
 
-    def _from_module(self, node: cst.ImportFrom) -> str:
-        name = _import_module_name(node.module)
-        level = len(node.relative)
+    def _add_import(self, full: str, asname: str | None) -> None:
+        if asname is not None:
+            self.imports[asname] = full
+        else:
+            top = full.split(".")[0]
+            self.imports[top] = top
+
+    def _relative_base(self, name: str, level: int) -> str:
         if level == 0:
             return name
         if self.project is not None:
@@ -323,47 +371,114 @@ class FileIndex:
                 return f"{pkg}.{name}" if name else pkg
         return "." * level + name
 
-    def _index_class(self, node: cst.ClassDef) -> None:
-        info = ClassInfo(node.name.value, node, self)
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    def _from_module(self, node: cst.ImportFrom) -> str:
+        return self._relative_base(_import_module_name(node.module), len(node.relative))
+
+    # -- building from ast (other files of the linted set) --------------------------------------
+    @classmethod
+    def light(cls, path: str, text: str, project: "Project | None" = None) -> "FileIndex | None":
+        """Index ``text`` with ``ast`` (None on a syntax error); bodies are parsed on demand."""
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        index = cls(path, None, project)
+        index._lines = io.StringIO(text, newline="").readlines()
+        index._text = text
+        index.functions = _LazyDefs()
+        index._index_ast(tree.body)
+        return index
+
+    def _index_ast(self, body: list[ast.stmt]) -> None:
         for stmt in body:
-            if isinstance(stmt, cst.FunctionDef):
-                info.methods[stmt.name.value] = stmt
-                if _is_staticmethod(stmt):
-                    info.staticmethods.add(stmt.name.value)
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Assign):
-                        for t in small.targets:
-                            if isinstance(t.target, cst.Name):
-                                info.class_consts[t.target.value] = small.value
-                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                        if isinstance(small.target, cst.Name):
-                            info.class_consts[small.target.value] = small.value
-        self.classes[info.name] = info
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    self._add_import(alias.name, alias.asname)
+            elif isinstance(stmt, ast.ImportFrom):
+                base = self._relative_base(stmt.module or "", stmt.level or 0)
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        self.imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                self.consts.update(t.id for t in targets if isinstance(t, ast.Name))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.add(stmt.name, self._loader(stmt, cst.FunctionDef))  # type: ignore[union-attr]
+            elif isinstance(stmt, ast.ClassDef):
+                self.classes[stmt.name] = self._light_class(stmt)
+            elif isinstance(stmt, ast.If):
+                self._index_ast(stmt.body)
+                self._index_ast(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                self._index_ast(stmt.body)
+                for h in stmt.handlers:
+                    self._index_ast(h.body)
+                self._index_ast(stmt.orelse)
+
+    def _light_class(self, node: ast.ClassDef) -> ClassInfo:
+        info = ClassInfo(node.name, self, [_ast_dotted(b) for b in node.bases], _loader=self._loader(node, cst.ClassDef))
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info.method_names.add(stmt.name)
+                if any(_ast_dotted(d) == "staticmethod" for d in stmt.decorator_list):
+                    info.staticmethods.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                info.class_consts.update((t.id, None) for t in stmt.targets if isinstance(t, ast.Name))
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+                info.class_consts[stmt.target.id] = None
+        return info
+
+    def _loader(self, node: ast.stmt, kind: type) -> Callable[[], Any]:
+        """Parse just this top-level definition with libcst (the whole file if it is nested)."""
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        last = node.end_lineno or node.lineno
+        name = node.name  # type: ignore[attr-defined]
+        top_level = node.col_offset == 0
+
+        def load() -> Any:
+            if top_level:
+                try:
+                    segment = cst.parse_module("".join(self._lines[first - 1 : last]))
+                    found = segment.body[0] if segment.body else None
+                    if isinstance(found, kind) and found.name.value == name:  # type: ignore[attr-defined]
+                        self._positions.append((segment, first - 1, None))
+                        return found
+                except Exception:
+                    pass
+            return self._whole(name, kind)
+
+        return load
+
+    def _whole(self, name: str, kind: type) -> Any:
+        """Fallback: parse the whole file once and take the definition from it."""
+        module = cst.parse_module(self._text)
+        self._positions.append((module, 0, None))
+        full = FileIndex(self.path, module, self.project)
+        if kind is cst.ClassDef:
+            return full.classes[name].node
+        return full.functions[name]
 
     # -- resolution ---------------------------------------------------------------------------
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of a Name/Attribute chain rooted at an import (``F.relu`` ->
         ``torch.nn.functional.relu``); None when the root is not an import."""
         name = dotted(expr)
-        if name is None:
-            return None
+        return self.qualify_name(name) if name is not None else None
+
+    def qualify_name(self, name: str) -> str | None:
         head, _, rest = name.partition(".")
         if head in self.imports:
             q = self.imports[head]
             return f"{q}.{rest}" if rest else q
         return None
 
-    def resolve_class_expr(self, expr: cst.BaseExpression) -> "ClassInfo | str | None":
-        name = dotted(expr)
-        if name is None:
-            if isinstance(expr, cst.Subscript):  # Generic[T] and friends
-                return self.resolve_class_expr(expr.value)
+    def resolve_class_name(self, name: str) -> "ClassInfo | str | None":
+        """A base class by dotted name: ClassInfo (linted set) or qualified name (library)."""
+        if not name:
             return None
         if name in self.classes:
             return self.classes[name]
-        q = self.qualify(expr)
+        q = self.qualify_name(name)
         if q is None:
             return name
         if self.project is not None:
@@ -378,15 +493,62 @@ class FileIndex:
             return None
         return self.project.find_function(qual)
 
-    def positions(self) -> "Positions":
-        if self._positions is None:
-            from exportlint.analysis.positions import Positions
+    # -- positions and text ---------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        """(line, column, end_line, end_column) of ``node``: 1-based, end exclusive."""
+        from exportlint.analysis.positions import Positions
 
-            self._positions = Positions(self.module)
-        return self._positions
+        for i, (module, offset, positions) in enumerate(self._positions):
+            if positions is None:
+                positions = Positions(module)
+                self._positions[i] = (module, offset, positions)
+            if positions.has(node):
+                line, col, end_line, end_col = positions.span(node)
+                return line + offset, col, end_line + offset, end_col
+        raise KeyError("node not in this file")
+
+    def start(self, node: cst.CSTNode) -> tuple[int, int]:
+        line, col, _, _ = self.span(node)
+        return line, col
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        return (self.module or _EMPTY_MODULE).code_for_node(node)
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+class _LazyDefs:
+    """name -> FunctionDef, parsed on first access."""
+
+    def __init__(self) -> None:
+        self._loaders: dict[str, Callable[[], cst.FunctionDef]] = {}
+        self._done: dict[str, cst.FunctionDef] = {}
+
+    def add(self, name: str, loader: Callable[[], cst.FunctionDef]) -> None:
+        self._loaders[name] = loader
+        self._done.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaders
+
+    def __getitem__(self, name: str) -> cst.FunctionDef:
+        if name not in self._done:
+            self._done[name] = self._loaders[name]()
+        return self._done[name]
+
+
+def _ast_dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
 
 
 def _blocks_of(stmt: cst.CSTNode) -> Iterator[list[cst.BaseStatement]]:

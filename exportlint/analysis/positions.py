@@ -101,6 +101,9 @@ class Positions:
         self._ranges = state.ranges
         self._parens = state.paren_starts
 
+    def has(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._ranges
+
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column), all 1-based, end exclusive; a parenthesized
         expression spans its parentheses."""

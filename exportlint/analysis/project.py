@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Callable
-
-import libcst as cst
+from typing import Any, Callable
 
 from exportlint.analysis.index import ClassInfo, FileIndex
 
@@ -105,11 +103,7 @@ class Project:
             self._remember(path, None)  # guards against import cycles while loading
             text = self._reader(path)
             if text is not None:
-                try:
-                    module = cst.parse_module(text)
-                except Exception:
-                    return None
-                self._remember(path, FileIndex(path, module, self))
+                self._remember(path, FileIndex.light(path, text, self))
         return self._indexes.get(path)
 
     def _split(self, qual: str) -> tuple[FileIndex, str] | None:
@@ -134,7 +128,7 @@ class Project:
             return self.find_class(idx.imports[name], _depth + 1)
         return None
 
-    def find_function(self, qual: str, _depth: int = 0) -> tuple[FileIndex, cst.FunctionDef] | None:
+    def find_function(self, qual: str, _depth: int = 0) -> "tuple[FileIndex, Any] | None":
         found = self._split(qual)
         if found is None or _depth > 5:
             return None

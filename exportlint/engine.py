@@ -14,7 +14,7 @@ import traceback
 
 import libcst as cst
 
-from exportlint.analysis.dataflow import Frame, Interpreter
+from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.project import Project
@@ -52,6 +52,7 @@ class _Dispatcher:
             ctx = self._contexts[id(file)] = RuleContext(file, self.target)
         for rule in rules:
             for finding in rule.check(event, ctx):
+                finding.top = top_statement(frame)
                 self.findings.setdefault((id(finding.node), finding.code), finding)
 
     def results(self) -> list[Finding]:
@@ -91,7 +92,7 @@ def analyze_source(
         return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
     try:
         project = project if project is not None else Project([path])
-        index = FileIndex(path, module, project)
+        index = FileIndex(path, module, project, text=text)
         project.register(index)
         dispatcher = _Dispatcher(target)
         Interpreter(index, dispatcher).run()
@@ -147,21 +148,21 @@ def _internal_error(path: str, target: Target, reason: str) -> Diagnostic:
     )
 
 
-def _anchor_span(file: FileIndex, node: cst.CSTNode) -> tuple[int, int, int, int]:
+def _anchor_span(file: FileIndex, node: cst.CSTNode, top: object) -> tuple[int, int, int, int]:
     """Span of a finding: a branch or loop spans its keyword to the end of its condition."""
-    line, col, end_line, end_col = file.span(node)
+    line, col, end_line, end_col = file.span(node, top)
     head = getattr(node, "test", None) if isinstance(node, (cst.If, cst.While)) else None
     if isinstance(node, (cst.For, cst.CompFor)):
         head = node.iter
     if head is not None:
-        _, _, end_line, end_col = file.span(head)
+        _, _, end_line, end_col = file.span(head, top)
     return line, col, end_line, end_col
 
 
 def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
-    line, col, end_line, end_col = _anchor_span(f.file, f.node)
+    line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
-    placed = [(step, step.file.start(step.node)) for step in f.prov]
+    placed = [(step, step.file.start(step.node, step.top)) for step in f.prov]
     assigned = {(s.file.path, pos[0]) for s, pos in placed if not s.source}
     d.provenance = [
         Note(pos[0], pos[1], step.message, None if step.file.path == f.file.path else step.file.path)

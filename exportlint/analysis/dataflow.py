@@ -405,7 +405,7 @@ class Interpreter:
         if described is None:
             return value
         word, k = described
-        return value.add_step(Step(frame.file, stmt, name, word, k))
+        return value.add_step(Step(frame.file, stmt, name, word, k, top=top_statement(frame)))
 
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
@@ -1049,7 +1049,14 @@ def _training_test(test: cst.BaseExpression) -> bool | None:
 
 
 def _source_step(frame: Frame, node: cst.CSTNode) -> Step:
-    return Step(frame.file, node, "", "data-dependent", DDS, "reads a tensor value into Python", source=True)
+    return Step(frame.file, node, "", "data-dependent", DDS, "reads a tensor value into Python", source=True, top=top_statement(frame))
+
+
+def top_statement(frame: Frame) -> object:
+    """The top-level class or function of its file that the code of ``frame`` lives in."""
+    while frame.func.closure is not None:
+        frame = frame.func.closure
+    return frame.file.top_of(frame.func.node)
 
 
 def _size_kind(t: Val) -> str:
@@ -1302,14 +1309,14 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             return const()
         if "Tensor" in head:
-            return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`"),))
+            return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
     default = p.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
     if default is not None and name.startswith(FLAG_PREFIXES):
         return const()  # `use_cache=None`, `return_dict=None`: flags, not tensors
-    return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`"),))
+    return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
 
 
 # ====================================================================== self attributes

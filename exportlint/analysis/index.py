@@ -313,10 +313,14 @@ class FileIndex:
     parser and parses a class or function with libcst only when its body is needed.
     """
 
-    def __init__(self, path: str, module: cst.Module | None, project: "Project | None" = None) -> None:
+    def __init__(self, path: str, module: cst.Module | None, project: "Project | None" = None, text: str | None = None) -> None:
         self.path = path
         self.module = module
         self.project = project
+        self._text = text
+        self._tops: dict[int, cst.CSTNode] | None = None  # id(def in a top-level statement) -> it
+        self._top_lines: dict[int, int] | None = None  # id(top-level def) -> its first line
+        self._top_positions: dict[int, "Positions"] = {}
         self.imports: dict[str, str] = {}  # local name -> qualified name
         self.functions: "dict[str, cst.FunctionDef] | _LazyDefs" = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -494,10 +498,49 @@ class FileIndex:
         return self.project.find_function(qual)
 
     # -- positions and text ---------------------------------------------------------------------
-    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+    def top_of(self, fn: cst.CSTNode) -> cst.CSTNode | None:
+        """The top-level class or function statement that defines method/function ``fn``
+        (only for the analyzed file, where it saves generating the whole module's code)."""
+        if self.module is None:
+            return None
+        if self._tops is None:
+            self._tops = {}
+            for c in self.classes.values():
+                if c.loaded:
+                    for m in c.methods.values():
+                        self._tops[id(m)] = c.node
+            for f in self.functions.values():  # type: ignore[union-attr]
+                self._tops[id(f)] = f
+        return self._tops.get(id(fn))
+
+    def _top_span(self, node: cst.CSTNode, top: cst.CSTNode) -> tuple[int, int, int, int] | None:
+        """Span of ``node`` from the code of its top-level statement alone, placed with the
+        line Python's parser gives that statement; None when that cannot be done."""
+        from exportlint.analysis.positions import Positions
+
+        if self._top_lines is None:
+            self._top_lines = _top_level_lines(self.module, self._text)  # type: ignore[arg-type]
+        first = self._top_lines.get(id(top))
+        if first is None:
+            return None
+        positions = self._top_positions.get(id(top))
+        if positions is None:
+            assert self.module is not None
+            holder = self.module.with_changes(body=[top], header=[], footer=[])
+            positions = self._top_positions[id(top)] = Positions(holder)
+        if not positions.has(node):
+            return None
+        line, col, end_line, end_col = positions.span(node)
+        return line + first - 1, col, end_line + first - 1, end_col
+
+    def span(self, node: cst.CSTNode, top: object = None) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) of ``node``: 1-based, end exclusive."""
         from exportlint.analysis.positions import Positions
 
+        if top is not None and self._text is not None:
+            found = self._top_span(node, top)  # type: ignore[arg-type]
+            if found is not None:
+                return found
         for i, (module, offset, positions) in enumerate(self._positions):
             if positions is None:
                 positions = Positions(module)
@@ -507,8 +550,8 @@ class FileIndex:
                 return line + offset, col, end_line + offset, end_col
         raise KeyError("node not in this file")
 
-    def start(self, node: cst.CSTNode) -> tuple[int, int]:
-        line, col, _, _ = self.span(node)
+    def start(self, node: cst.CSTNode, top: object = None) -> tuple[int, int]:
+        line, col, _, _ = self.span(node, top)
         return line, col
 
     def code(self, node: cst.CSTNode) -> str:
@@ -516,6 +559,30 @@ class FileIndex:
 
 
 _EMPTY_MODULE = cst.Module(body=[])
+
+
+def _top_level_lines(module: cst.Module, text: str | None) -> dict[int, int]:
+    """id(top-level class/def of ``module``) -> the line its generated code starts on (leading
+    blank and comment lines included), from Python's own parser; unique names only."""
+    if text is None:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    firsts: dict[str, list[int]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+            firsts.setdefault(stmt.name, []).append(first)
+    out: dict[int, int] = {}
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            lines = firsts.get(stmt.name.value, [])
+            if len(lines) == 1:
+                before = len(stmt.leading_lines) + (len(stmt.decorators[0].leading_lines) if stmt.decorators else 0)
+                out[id(stmt)] = lines[0] - before
+    return out
 
 
 class _LazyDefs:

@@ -40,6 +40,7 @@ class Step:
     kind: str = ""  # the kind this step explains: dds / tensor / shape / size_tensor
     origin: str = ""  # fixed text instead of the statement's code (e.g. "an input of `forward`")
     source: bool = False  # the expression where the value left the graph (not an assignment)
+    top: Any = None  # the top-level statement holding ``node`` (cheap positions), if known
 
     @property
     def message(self) -> str:

@@ -22,6 +22,7 @@ class Finding:
     message: str
     hint: str
     prov: tuple[Step, ...] = ()
+    top: object = None  # the top-level statement holding ``node``, if known
 
 
 @dataclass

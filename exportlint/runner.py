@@ -10,6 +10,7 @@ analyzed; the run always goes on.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -183,9 +184,18 @@ def _analyze_parallel(
             )])
 
 
+def tune_gc() -> None:
+    """A parse allocates hundreds of thousands of nodes that live until the file is done, so
+    the default generation-0 threshold (700) runs the cyclic collector thousands of times per
+    file for nothing: raising it made the analysis about 35% faster (benchmarks/bench_static.py).
+    Garbage is still collected, just in larger batches.  Forked workers inherit the setting."""
+    gc.set_threshold(50_000, 20, 100)
+
+
 def _analyze(
     items: list[tuple[str, str]], settings: Settings, project: Any, progress: bool
 ) -> dict[str, list[Diagnostic]]:
+    tune_gc()
     results: dict[str, list[Diagnostic]] = {}
     bar = _ProgressBar(len(items)) if progress and len(items) > PROGRESS_THRESHOLD else None
 
@@ -301,6 +311,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
     sources = Sources({path: text})
     if sources.skipped(path):
         return FileReport(path=path)
+    tune_gc()
     raw = [d for d in _analyze_one(text, path, settings.target, None) if d.path == path]
     return finalize(path, raw, settings, sources)
 

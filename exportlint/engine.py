@@ -81,6 +81,18 @@ def analyze_source(
     """
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return _syntax_check(text, path, target)
+    project = project if project is not None else Project([path])
+    try:
+        # Python's own parser is several times faster than libcst's: it tells whether the file
+        # defines an nn.Module with a forward at all (configs, tokenizers, utilities do not).
+        light = FileIndex.light(path, text, project)
+        if light is None:
+            return _syntax_check(text, path, target)
+        if not _has_entry_points(light):
+            project.register(light)
+            return []
+    except RecursionError:
+        pass  # let libcst decide
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -91,7 +103,6 @@ def analyze_source(
     except Exception as exc:  # libcst raises a few other errors for odd input
         return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
     try:
-        project = project if project is not None else Project([path])
         index = FileIndex(path, module, project, text=text)
         project.register(index)
         dispatcher = _Dispatcher(target)
@@ -103,6 +114,14 @@ def analyze_source(
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
         return [_internal_error(path, target, f"{type(exc).__name__}: {exc} (at {where})")]
+
+
+def _has_entry_points(index: FileIndex) -> bool:
+    """Does the file define an nn.Module subclass that has (or inherits) a forward?"""
+    return any(
+        cls.is_module() and any("forward" in c.method_names for c in cls.iter_mro())
+        for cls in index.classes.values()
+    )
 
 
 def _syntax_check(text: str, path: str, target: Target) -> list[Diagnostic]:

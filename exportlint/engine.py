@@ -82,6 +82,7 @@ def analyze_source(
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return _syntax_check(text, path, target)
     project = project if project is not None else Project([path])
+    light = None
     try:
         # Python's own parser is several times faster than libcst's: it tells whether the file
         # defines an nn.Module with a forward at all (configs, tokenizers, utilities do not).
@@ -107,7 +108,10 @@ def analyze_source(
         project.register(index)
         dispatcher = _Dispatcher(target)
         Interpreter(index, dispatcher).run()
-        return [_to_diagnostic(f, target) for f in dispatcher.results()]
+        diagnostics = [_to_diagnostic(f, target) for f in dispatcher.results()]
+        if light is not None:
+            project.register(light)  # later files need its names, not its whole syntax tree
+        return diagnostics
     except RecursionError:
         return [_internal_error(path, target, "the file nests too deeply for the analyzer (RecursionError)")]
     except Exception as exc:

@@ -25,6 +25,8 @@ from exportlint.analysis.values import (
 )
 
 MAX_DEPTH = 12
+MAX_CONTEXTS = 6  # analyses of one function with different argument kinds
+MAX_ANALYSES = 4000  # function analyses per file
 
 # The result of a callee we cannot see, given tensors: a tensor, a tuple, a number… Nothing is
 # reported about it until a tensor-only method is called on it.
@@ -121,6 +123,10 @@ class Interpreter:
         self.depth = 0
         self._attr_cache: dict[tuple[int, str], Val] = {}
         self.reached: set[int] = set()  # Module classes whose forward has been analyzed
+        # Bounds that keep pathological files linear: analyses per function (distinct argument
+        # signatures) and per file.
+        self.results_of: dict[tuple[int, int], list[Val]] = {}
+        self.budget = MAX_ANALYSES
 
     # ================================================================ entry points
     def run(self) -> None:
@@ -144,6 +150,11 @@ class Interpreter:
             return self.memo[key]
         if key in self.active or self.depth >= MAX_DEPTH:
             return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
+        done = self.results_of.setdefault((id(ref.node), id(ref.cls)), [])
+        if len(done) >= MAX_CONTEXTS or self.budget <= 0:
+            # Enough contexts seen for this function (or for the file): what it returned so far.
+            return join(done) if done else Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
+        self.budget -= 1
         self.active.add(key)
         self.depth += 1
         try:
@@ -160,6 +171,7 @@ class Interpreter:
             self.depth -= 1
             self.active.discard(key)
         self.memo[key] = result
+        done.append(result)
         return result
 
     def _analyze_uncalled_nested(self, frame: Frame) -> None:

@@ -71,13 +71,16 @@ def analyze_source(
     path: str,
     target: Target = Target.EXPORT,
     project: "Project | None" = None,
+    incremental: bool = False,
 ) -> list[Diagnostic]:
     """Raw diagnostics for ``text`` (the content of ``path``).
 
     May return diagnostics whose ``path`` is another file of ``project`` (a helper function
     imported from there and reached from this file's modules); the driver regroups and
     de-duplicates them by :meth:`Diagnostic.identity`.  Never raises for bad input:
-    syntax errors become EXL900, analyzer failures EXL901.
+    syntax errors become EXL900, analyzer failures EXL901.  ``incremental`` (an editor buffer
+    linted again and again) parses each top-level class or function on its own and reuses the
+    ones whose text did not change since the last call.
     """
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return _syntax_check(text, path, target)
@@ -86,7 +89,7 @@ def analyze_source(
     try:
         # Python's own parser is several times faster than libcst's: it tells whether the file
         # defines an nn.Module with a forward at all (configs, tokenizers, utilities do not).
-        light = FileIndex.light(path, text, project)
+        light = FileIndex.light(path, text, project, reuse_segments=incremental)
         if light is None:
             return _syntax_check(text, path, target)
         if not _has_entry_points(light):
@@ -94,6 +97,8 @@ def analyze_source(
             return []
     except RecursionError:
         pass  # let libcst decide
+    if incremental and light is not None:
+        return _analyze_index(light, light, project, target, path)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -103,8 +108,11 @@ def analyze_source(
         ]
     except Exception as exc:  # libcst raises a few other errors for odd input
         return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
+    return _analyze_index(FileIndex(path, module, project, text=text), light, project, target, path)
+
+
+def _analyze_index(index: FileIndex, light: FileIndex | None, project: Project, target: Target, path: str) -> list[Diagnostic]:
     try:
-        index = FileIndex(path, module, project, text=text)
         project.register(index)
         dispatcher = _Dispatcher(target)
         Interpreter(index, dispatcher).run()

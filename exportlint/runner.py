@@ -72,11 +72,11 @@ def file_diagnostic(code: str, path: str, line: int, message: str, target: Targe
 _WORKER_STATE: tuple[Target, Any] | None = None
 
 
-def _analyze_one(text: str, path: str, target: Target, project: Any) -> list[Diagnostic]:
+def _analyze_one(text: str, path: str, target: Target, project: Any, incremental: bool = False) -> list[Diagnostic]:
     from exportlint import engine
 
     try:
-        return engine.analyze_source(text, path, target, project)
+        return engine.analyze_source(text, path, target, project, incremental=incremental)
     except Exception as e:  # the engine promises not to raise; a bug must not stop the run
         return [file_diagnostic("EXL901", path, 1, f"internal error: {type(e).__name__}: {e}", target)]
 
@@ -312,7 +312,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
     if sources.skipped(path):
         return FileReport(path=path)
     tune_gc()
-    raw = [d for d in _analyze_one(text, path, settings.target, None) if d.path == path]
+    raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True) if d.path == path]
     return finalize(path, raw, settings, sources)
 
 

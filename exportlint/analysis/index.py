@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
 
@@ -321,6 +322,10 @@ class FileIndex:
         self._tops: dict[int, cst.CSTNode] | None = None  # id(def in a top-level statement) -> it
         self._top_lines: dict[int, int] | None = None  # id(top-level def) -> its first line
         self._top_positions: dict[int, "Positions"] = {}
+        self.reuse_segments = False
+        self._segment_of: dict[int, int] = {}  # id(top-level def parsed alone) -> its _positions index
+        self._segment_entries: list[list[Any]] = []
+        self._light_tops: dict[int, cst.CSTNode] = {}  # id(method/function) -> its parsed top-level def
         self.imports: dict[str, str] = {}  # local name -> qualified name
         self.functions: "dict[str, cst.FunctionDef] | _LazyDefs" = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -380,13 +385,16 @@ class FileIndex:
 
     # -- building from ast (other files of the linted set) --------------------------------------
     @classmethod
-    def light(cls, path: str, text: str, project: "Project | None" = None) -> "FileIndex | None":
-        """Index ``text`` with ``ast`` (None on a syntax error); bodies are parsed on demand."""
+    def light(cls, path: str, text: str, project: "Project | None" = None, reuse_segments: bool = False) -> "FileIndex | None":
+        """Index ``text`` with ``ast`` (None on a syntax error); bodies are parsed on demand.
+        With ``reuse_segments`` (an editor re-linting a buffer), a class or function whose text
+        did not change since an earlier lint is not parsed again, nor are its positions."""
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         index = cls(path, None, project)
+        index.reuse_segments = reuse_segments
         index._lines = io.StringIO(text, newline="").readlines()
         index._text = text
         index.functions = _LazyDefs()
@@ -442,10 +450,24 @@ class FileIndex:
         def load() -> Any:
             if top_level:
                 try:
-                    segment = cst.parse_module("".join(self._lines[first - 1 : last]))
+                    text = "".join(self._lines[first - 1 : last])
+                    entry = _SEGMENTS.get(text) if self.reuse_segments else None
+                    if entry is None:
+                        entry = [cst.parse_module(text), None]
+                        if self.reuse_segments:
+                            _SEGMENTS[text] = entry
+                            while len(_SEGMENTS) > _SEGMENTS_KEPT:
+                                _SEGMENTS.popitem(last=False)
+                    segment = entry[0]
                     found = segment.body[0] if segment.body else None
                     if isinstance(found, kind) and found.name.value == name:  # type: ignore[attr-defined]
-                        self._positions.append((segment, first - 1, None))
+                        self._segment_of[id(found)] = len(self._positions)
+                        self._positions.append((segment, first - 1, entry[1]))
+                        self._segment_entries.append(entry)
+                        for m in found.body.body if isinstance(found, cst.ClassDef) and isinstance(found.body, cst.IndentedBlock) else ():
+                            if isinstance(m, cst.FunctionDef):
+                                self._light_tops[id(m)] = found
+                        self._light_tops[id(found)] = found
                         return found
                 except Exception:
                     pass
@@ -502,7 +524,7 @@ class FileIndex:
         """The top-level class or function statement that defines method/function ``fn``
         (only for the analyzed file, where it saves generating the whole module's code)."""
         if self.module is None:
-            return None
+            return self._light_tops.get(id(fn))
         if self._tops is None:
             self._tops = {}
             for c in self.classes.values():
@@ -518,6 +540,21 @@ class FileIndex:
         line Python's parser gives that statement; None when that cannot be done."""
         from exportlint.analysis.positions import Positions
 
+        if self.module is None:  # a definition parsed alone: its segment's positions
+            i = self._segment_of.get(id(top))
+            if i is None:
+                return None
+            module, offset, positions = self._positions[i]
+            if positions is None:
+                positions = Positions(module)
+                self._positions[i] = (module, offset, positions)
+                entry = next((e for e in self._segment_entries if e[0] is module), None)
+                if entry is not None:
+                    entry[1] = positions  # kept with the cached segment
+            if not positions.has(node):
+                return None
+            line, col, end_line, end_col = positions.span(node)
+            return line + offset, col, end_line + offset, end_col
         if self._top_lines is None:
             self._top_lines = _top_level_lines(self.module, self._text)  # type: ignore[arg-type]
         first = self._top_lines.get(id(top))
@@ -559,6 +596,11 @@ class FileIndex:
 
 
 _EMPTY_MODULE = cst.Module(body=[])
+
+# Parsed top-level definitions by source text, with their positions once computed: an editor
+# re-linting a buffer after a keystroke re-parses only the definition that changed.
+_SEGMENTS: "OrderedDict[str, list[Any]]" = OrderedDict()
+_SEGMENTS_KEPT = 2048
 
 
 def _top_level_lines(module: cst.Module, text: str | None) -> dict[int, int]:

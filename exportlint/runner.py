@@ -76,7 +76,9 @@ def _analyze_one(text: str, path: str, target: Target, project: Any, incremental
     from exportlint import engine
 
     try:
-        return engine.analyze_source(text, path, target, project, incremental=incremental)
+        if incremental:  # only the editor path asks for it
+            return engine.analyze_source(text, path, target, project, incremental=True)
+        return engine.analyze_source(text, path, target, project)
     except Exception as e:  # the engine promises not to raise; a bug must not stop the run
         return [file_diagnostic("EXL901", path, 1, f"internal error: {type(e).__name__}: {e}", target)]
 

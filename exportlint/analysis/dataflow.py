@@ -104,10 +104,6 @@ class Frame:
         return None
 
 
-class _Terminated(Exception):
-    pass
-
-
 def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
     if isinstance(body, cst.IndentedBlock):
         return list(body.body)

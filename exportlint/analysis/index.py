@@ -12,15 +12,13 @@ import ast
 import io
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import libcst as cst
 
 if TYPE_CHECKING:
     from exportlint.analysis.positions import Positions
     from exportlint.analysis.project import Project
-
-FuncNode = Union[cst.FunctionDef, cst.Lambda]
 
 # Packages whose classes are nn.Modules even when their source is not in the linted set.
 MODULE_PACKAGES = (

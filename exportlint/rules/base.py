@@ -70,7 +70,7 @@ def explain(v: Val) -> tuple[Step, ...]:
     for k in _EXPLAIN_ORDER:
         if (k == "size_tensor" and v.has(k)) or (k != "size_tensor" and k in v.kinds):
             steps = tuple(s for s in v.prov if s.kind == k)
-            if k == DDS:  # a data-dependent value: show where the data left the graph, too
+            if k == DDS and v.has("size_tensor"):  # a size read back from a size tensor
                 steps = tuple(s for s in v.prov if s.kind in (DDS, "size_tensor"))
             return steps[-_TENSOR_STEPS:] if k == TENSOR else steps
     return ()

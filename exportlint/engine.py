@@ -108,7 +108,10 @@ def analyze_source(
         ]
     except Exception as exc:  # libcst raises a few other errors for odd input
         return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
-    return _analyze_index(FileIndex(path, module, project, text=text), light, project, target, path)
+    index = FileIndex(path, module, project, text=text)
+    if light is not None:
+        index.def_lines = light.def_lines  # Python's parser already placed the definitions
+    return _analyze_index(index, light, project, target, path)
 
 
 def _analyze_index(index: FileIndex, light: FileIndex | None, project: Project, target: Target, path: str) -> list[Diagnostic]:

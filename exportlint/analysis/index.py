@@ -321,6 +321,8 @@ class FileIndex:
         self._top_lines: dict[int, int] | None = None  # id(top-level def) -> its first line
         self._top_positions: dict[int, "Positions"] = {}
         self.reuse_segments = False
+        # name -> first lines of module-level definitions, from Python's parser (when known)
+        self.def_lines: dict[str, list[int]] | None = None
         self._segment_of: dict[int, int] = {}  # id(top-level def parsed alone) -> its _positions index
         self._segment_entries: list[list[Any]] = []
         self._light_tops: dict[int, cst.CSTNode] = {}  # id(method/function) -> its parsed top-level def
@@ -396,6 +398,7 @@ class FileIndex:
         index._lines = io.StringIO(text, newline="").readlines()
         index._text = text
         index.functions = _LazyDefs()
+        index.def_lines = _def_lines(tree)
         index._index_ast(tree.body)
         return index
 
@@ -554,7 +557,7 @@ class FileIndex:
             line, col, end_line, end_col = positions.span(node)
             return line + offset, col, end_line + offset, end_col
         if self._top_lines is None:
-            self._top_lines = _top_level_lines(self.module, self._text)  # type: ignore[arg-type]
+            self._top_lines = _top_level_lines(self.module, self._text, self.def_lines)  # type: ignore[arg-type]
         first = self._top_lines.get(id(top))
         if first is None:
             return None
@@ -601,20 +604,26 @@ _SEGMENTS: "OrderedDict[str, list[Any]]" = OrderedDict()
 _SEGMENTS_KEPT = 2048
 
 
-def _top_level_lines(module: cst.Module, text: str | None) -> dict[int, int]:
-    """id(top-level class/def of ``module``) -> the line its generated code starts on (leading
-    blank and comment lines included), from Python's own parser; unique names only."""
-    if text is None:
-        return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+def _def_lines(tree: ast.Module) -> dict[str, list[int]]:
+    """name -> first lines (decorators included) of the module-level classes and functions."""
     firsts: dict[str, list[int]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
             firsts.setdefault(stmt.name, []).append(first)
+    return firsts
+
+
+def _top_level_lines(module: cst.Module, text: str | None, firsts: dict[str, list[int]] | None) -> dict[int, int]:
+    """id(top-level class/def of ``module``) -> the line its generated code starts on (leading
+    blank and comment lines included), from Python's own parser; unique names only."""
+    if firsts is None:
+        if text is None:
+            return {}
+        try:
+            firsts = _def_lines(ast.parse(text))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return {}
     out: dict[int, int] = {}
     for stmt in module.body:
         if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):

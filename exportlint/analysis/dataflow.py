@@ -859,11 +859,11 @@ class Interpreter:
         prov = args.prov()
         if qual in api.TENSOR_CTORS:
             data = args.positional[0] if args.positional else args.keywords.get("data")
-            sized = data is not None and _contains(data, lambda v: v.is_shape or v.is_data)
+            sized = data is not None and data.carries_runtime_values
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
-            sized = _contains(parts, lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
+            sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if _returns_tuple(last, args, method=False):
             return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
@@ -1099,16 +1099,6 @@ def _device_literal(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _contains(v: Val, pred: Callable[[Val], bool], depth: int = 0) -> bool:
-    if pred(v):
-        return True
-    if depth > 4:
-        return False
-    if v.items is not None and any(_contains(i, pred, depth + 1) for i in v.items):
-        return True
-    return v.elem is not None and _contains(v.elem, pred, depth + 1)
-
-
 def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:
     """Does ``torch.name(...)`` (``method=False``) / ``t.name(...)`` return a tuple of tensors?"""
     if name in api.TUPLE_FUNCS:
@@ -1219,7 +1209,7 @@ class CallArgs:
         return self.positional + list(self.keywords.values())
 
     def has_tensor(self) -> bool:
-        return any(v.is_tensor or (SEQ in v.kinds and _contains(v, lambda x: x.is_tensor)) for v in self.all())
+        return any(v.is_tensor or (SEQ in v.kinds and v.contains(lambda x: x.is_tensor)) for v in self.all())
 
     def prov(self) -> tuple[Step, ...]:
         return merge_prov([v for v in self.all() if v.is_data or v.is_shape])

@@ -143,10 +143,6 @@ class ClassInfo:
             self._methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
         return self._methods
 
-    @property
-    def qualname(self) -> str:
-        return f"{self.file.path}:{self.name}"
-
     def bases(self) -> list["ClassInfo | str"]:
         """Resolved bases: ClassInfo for classes of the linted set (their files are loaded),
         qualified names otherwise."""
@@ -170,12 +166,6 @@ class ClassInfo:
 
     def mro(self) -> list["ClassInfo"]:
         return list(self.iter_mro())
-
-    def external_bases(self) -> Iterator[str]:
-        for c in self.iter_mro():
-            for b in c.bases():
-                if isinstance(b, str):
-                    yield b
 
     def is_module(self) -> bool:
         """Does this class derive from torch.nn.Module (or a known Module library class)?

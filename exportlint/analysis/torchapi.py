@@ -165,12 +165,9 @@ BOOL_FUNCS = {
     "isin", "bool", "signbit", "isclose", "not_equal",
 }
 
-NUMPY_ROOTS = ("numpy",)
 HOST_NUMPY = {"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray"}
 MATH_ROOTS = ("math", "random", "numpy")
 
-# Python builtins that iterate their (first / every) argument.
-ITERATING_BUILTINS = {"list", "tuple", "enumerate", "zip", "sorted", "reversed", "set", "frozenset", "map", "filter", "any", "all", "sum", "iter"}
 CONVERTERS = {"int", "float", "bool", "complex"}
 
 DEVICE_METHODS = {"cuda", "cpu"}

@@ -19,7 +19,7 @@ Empty kinds = unknown: nothing is ever reported about unknown values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -89,6 +89,27 @@ class Val:
     def has(self, tag: str) -> bool:
         return tag in self.tags
 
+    def contains(self, pred: "Callable[[Val], bool]", depth: int = 0) -> bool:
+        """Does this value, or any element of it (nested containers), satisfy ``pred``?"""
+        if pred(self):
+            return True
+        if depth > 4:
+            return False
+        if self.items is not None and any(i.contains(pred, depth + 1) for i in self.items):
+            return True
+        return self.elem is not None and self.elem.contains(pred, depth + 1)
+
+    @property
+    def carries_runtime_values(self) -> bool:
+        """Computed at run time from tensors or shapes (anywhere inside): what
+        ``torch.tensor(...)`` freezes into a constant under tracing."""
+        return self.contains(lambda v: v.is_data or v.is_shape)
+
+    @property
+    def is_index_like(self) -> bool:
+        """A Python int read from data, or a 0-d tensor used as an int (not a gather index)."""
+        return self.is_dds or (self.is_tensor and self.has("scalar"))
+
     # -- construction ------------------------------------------------------------------------
     def with_(self, **changes: Any) -> "Val":
         d = dict(kinds=self.kinds, tags=self.tags, prov=self.prov, items=self.items, elem=self.elem, ref=self.ref)
@@ -134,8 +155,7 @@ def tuple_of(items: list[Val] | tuple[Val, ...], *tags: str) -> Val:
 MAX_STEPS = 4
 
 
-def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
-    # Deduplicate, keep the origin and the most recent steps.
+def dedupe_steps(prov: tuple[Step, ...]) -> list[Step]:
     seen: set[tuple[int, str]] = set()
     out: list[Step] = []
     for s in prov:
@@ -143,6 +163,12 @@ def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
         if key not in seen:
             seen.add(key)
             out.append(s)
+    return out
+
+
+def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
+    # Deduplicate, keep the origin and the most recent steps.
+    out = dedupe_steps(prov)
     if len(out) > MAX_STEPS:
         out = out[:1] + out[-(MAX_STEPS - 1) :]
     return tuple(out)

@@ -9,7 +9,7 @@ import libcst as cst
 
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
-from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val
+from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val, dedupe_steps
 from exportlint.catalogue import CATALOGUE, RuleInfo
 from exportlint.diagnostics import Target
 
@@ -57,7 +57,7 @@ class Rule:
         prov: tuple[Step, ...] = ()
         for v in vals:
             prov += explain(v)
-        return Finding(self.code, ctx.file, node, message, hint, _dedupe(prov))
+        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)))
 
 
 # What makes a value interesting, most telling first; a tensor's history is cut to its last steps.
@@ -74,14 +74,3 @@ def explain(v: Val) -> tuple[Step, ...]:
                 steps = tuple(s for s in v.prov if s.kind in (DDS, "size_tensor"))
             return steps[-_TENSOR_STEPS:] if k == TENSOR else steps
     return ()
-
-
-def _dedupe(prov: tuple[Step, ...]) -> tuple[Step, ...]:
-    seen: set[tuple[int, str]] = set()
-    out = []
-    for s in prov:
-        key = (id(s.node), s.name)
-        if key not in seen:
-            seen.add(key)
-            out.append(s)
-    return tuple(out)

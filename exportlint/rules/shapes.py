@@ -6,7 +6,6 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
-from exportlint.analysis.dataflow import _contains
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -20,11 +19,11 @@ class TensorFromRuntimeValues(Rule):
         if e.qual in api.LEGACY_CTORS and len(e.args) > 1:
             return  # torch.LongTensor(2, 3): sizes, not data
         data = e.args[0]
-        if not _contains(data, lambda v: v.is_data or v.is_shape):
+        if not data.carries_runtime_values:
             return
-        if _contains(data, lambda v: v.is_tensor):
+        if data.contains(lambda v: v.is_tensor):
             hint = "combine the tensors with `torch.stack([...])` / `torch.cat` instead of re-wrapping their values"
-        elif _contains(data, lambda v: v.is_dds):
+        elif data.contains(lambda v: v.is_dds):
             hint = (
                 "keep the values as tensors (collect 0-d tensors and `torch.stack` them, or keep a boolean mask) "
                 "instead of Python numbers read from tensors"
@@ -49,13 +48,13 @@ class DataDependentSlice(Rule):
 
     def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
         if isinstance(e, ev.SliceArg):
-            bad = [(e.arg_node, e.value, f"`{e.op}` size")] if _is_index_like(e.value) else []
+            bad = [(e.arg_node, e.value, f"`{e.op}` size")] if e.value.is_index_like else []
         else:
             assert isinstance(e, ev.Index)
             if not (e.value.is_tensor or e.value.has("shape_seq")):
                 return
             bad = [(n, v, "slice bound") for n, v in e.bounds if v.is_data]
-            bad += [(n, v, "index") for n, v in e.indices if _is_index_like(v)]
+            bad += [(n, v, "index") for n, v in e.indices if v.is_index_like]
         for node, value, what in bad:
             expr = ctx.code(node)
             if ctx.trace:
@@ -66,11 +65,6 @@ class DataDependentSlice(Rule):
                     "right after computing it, or index with a tensor (`index_select`)"
                 )
             yield self.finding(ctx, node, f"{what} `{expr}` is computed from tensor data", hint, value)
-
-
-def _is_index_like(v) -> bool:
-    """A Python int from data, or a 0-d tensor used as an int (not a gather with an index tensor)."""
-    return v.is_dds or (v.is_tensor and v.has("scalar"))
 
 
 class DataDependentOutputShape(Rule):

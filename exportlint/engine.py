@@ -118,7 +118,7 @@ def _analyze_index(index: FileIndex, light: FileIndex | None, project: Project, 
     try:
         project.register(index)
         dispatcher = _Dispatcher(target)
-        Interpreter(index, dispatcher).run()
+        Interpreter(index, dispatcher, target).run()
         diagnostics = [_to_diagnostic(f, target) for f in dispatcher.results()]
         if light is not None:
             project.register(light)  # later files need its names, not its whole syntax tree
@@ -196,6 +196,8 @@ def _anchor_span(file: FileIndex, node: cst.CSTNode, top: object) -> tuple[int, 
 def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
     line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
+    if f.severity is not None:
+        d.severity = f.severity
     placed = [(step, step.file.start(step.node, step.top)) for step in f.prov]
     assigned = {(s.file.path, pos[0]) for s, pos in placed if not s.source}
     d.provenance = [

@@ -19,6 +19,7 @@ import libcst as cst
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted
+from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
     CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of,
     join, kind, merge_prov, seq_of, tuple_of,
@@ -48,6 +49,16 @@ NON_TENSOR_ANNOTATIONS = {
 # Unannotated `name=None` parameters named like these are flags (HF's `use_cache=None`).
 FLAG_PREFIXES = ("use_", "return_", "output_", "is_", "has_", "do_", "enable_", "disable_", "with_", "apply_")
 SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence", "typing.Tuple"}
+# Forward parameters that carry training targets: export passes none, so loss code behind
+# `if labels is not None:` never runs there.
+TARGET_PARAMS = {"labels", "label", "targets", "target", "return_loss", "gt", "gts", "y_true", "ground_truth"}
+TARGET_PARAM_SUFFIXES = ("_labels", "_label", "_targets", "_positions_label", "gt_boxes", "gt_masks", "gt_instances")
+# Modules that are never export roots: losses, criteria, matchers and assigners (training code).
+LOSS_BASES = {"torch.nn.modules.loss._Loss", "torch.nn.modules.loss._WeightedLoss", "torch.nn._Loss"}
+LOSS_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner", "Loss2d", "Loss3d")
+
+FALSY = frozenset({"falsy"})
+TRUTHY = frozenset({"truthy"})
 
 
 @dataclass
@@ -111,9 +122,10 @@ def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStateme
 
 
 class Interpreter:
-    def __init__(self, file: FileIndex, sink: Sink) -> None:
+    def __init__(self, file: FileIndex, sink: Sink, target: Target = Target.EXPORT) -> None:
         self.file = file
         self.sink = sink
+        self.target = target
         self.memo: dict[tuple, Val] = {}
         self.active: set[tuple] = set()
         self.depth = 0
@@ -123,6 +135,8 @@ class Interpreter:
         # signatures) and per file.
         self.results_of: dict[tuple[int, int], list[Val]] = {}
         self.budget = MAX_ANALYSES
+        # The operand that decides a comparison / boolean operation (what a message quotes).
+        self.deciding: dict[int, cst.BaseExpression] = {}
 
     # ================================================================ entry points
     def run(self) -> None:
@@ -130,7 +144,9 @@ class Interpreter:
         submodules are analyzed through those calls first, with the arguments their callers
         really pass (``blk(x, H, W)`` with shapes ``H``, ``W``); only the ones no caller reached
         are analyzed on their own, with tensor inputs."""
-        modules = [c for c in self.file.classes.values() if c.is_module() and c.find_method("forward")]
+        modules = [
+            c for c in self.file.classes.values() if c.is_module() and c.find_method("forward") and not _is_training_only(c)
+        ]
         built = _submodule_classes(self.file)
         for cls in sorted(modules, key=lambda c: id(c) in built):
             if id(cls) not in self.reached:
@@ -271,30 +287,28 @@ class Interpreter:
         return True
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
-        mode = _training_test(node.test)
-        if mode is not None:
-            # Models are exported in eval mode: `if self.training:` bodies never run there.
-            taken = node.orelse if mode else node.body
-            if taken is None:
-                return True
-            if isinstance(taken, cst.If):
-                return self.s_If(taken, frame, is_elif=True)
-            return self.block(_suite(taken.body if isinstance(taken, cst.Else) else taken), frame)
         cond = self.expr(node.test, frame)
-        self.emit(ev.Branch(node, "elif" if is_elif else "if", cond, node.test), frame)
+        kind = "guard" if _is_guard(node) else ("elif" if is_elif else "if")
+        self.emit(ev.Branch(node, kind, cond, node.test, inert=_is_inert(node)), frame)
+        truth = cond.truth  # known while exporting: only the arm export runs is analyzed
+        when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
-        if self.block(_suite(node.body), frame):
-            outs.append(frame.env)
+        if truth is not False:
+            frame.env.update(when_true)
+            if self.block(_suite(node.body), frame):
+                outs.append(frame.env)
         frame.env = dict(before)
-        if isinstance(node.orelse, cst.If):
-            if self.s_If(node.orelse, frame, is_elif=True):
+        if truth is not True:
+            frame.env.update(when_false)
+            if isinstance(node.orelse, cst.If):
+                if self.s_If(node.orelse, frame, is_elif=True):
+                    outs.append(frame.env)
+            elif isinstance(node.orelse, cst.Else):
+                if self.block(_suite(node.orelse.body), frame):
+                    outs.append(frame.env)
+            else:
                 outs.append(frame.env)
-        elif isinstance(node.orelse, cst.Else):
-            if self.block(_suite(node.orelse.body), frame):
-                outs.append(frame.env)
-        else:
-            outs.append(frame.env)
         if not outs:
             frame.env = before
             return False
@@ -307,6 +321,8 @@ class Interpreter:
     def _while_head(self, node: cst.While, frame: Frame) -> None:
         cond = self.expr(node.test, frame)
         self.emit(ev.Branch(node, "while", cond, node.test), frame)
+        if cond.truth is False:
+            raise _DeadLoop
 
     def s_For(self, node: cst.For, frame: Frame) -> bool:
         def head() -> None:
@@ -321,7 +337,11 @@ class Interpreter:
         state = entry
         for _ in range(MAX_LOOP_ROUNDS):
             frame.env = dict(state)
-            head()
+            try:
+                head()
+            except _DeadLoop:  # `while` on a condition that is False under export
+                frame.env = dict(state)
+                break
             self.block(_suite(node.body), frame)
             new_state = _join_envs([state, frame.env])
             if _same_env(new_state, state):
@@ -417,6 +437,11 @@ class Interpreter:
 
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
+        if isinstance(event, ev.Branch):
+            node = event.cond_node
+            while id(node) in self.deciding:
+                node = self.deciding[id(node)]
+            event.deciding = node
         self.sink(event, frame.file, frame)
 
     # ================================================================ expressions
@@ -435,7 +460,7 @@ class Interpreter:
 
     def global_name(self, name: str, file: FileIndex) -> Val:
         if name in ("True", "False"):
-            return const()
+            return Val(kinds=frozenset({CONST}), tags=TRUTHY if name == "True" else FALSY)
         if name == "None":
             return kind(NONE)
         if name in file.functions:
@@ -502,14 +527,28 @@ class Interpreter:
     def e_UnaryOperation(self, node: cst.UnaryOperation, frame: Frame) -> Val:
         v = self.expr(node.expression, frame)
         if isinstance(node.operator, cst.Not):
-            return v.with_(items=None, elem=None, ref=None)
+            truth = v.truth
+            tags = v.tags - {"truthy", "falsy"}
+            if truth is not None:
+                tags |= FALSY if truth else TRUTHY
+            kinds = frozenset({CONST}) if v.kinds <= {NONE, SEQ} else v.kinds - {SEQ}
+            return v.with_(items=None, elem=None, ref=None, tags=tags, kinds=kinds)
         return v
 
     def e_BooleanOperation(self, node: cst.BooleanOperation, frame: Frame) -> Val:
-        mode = _training_test(node.left)
-        if mode is not None and isinstance(node.operator, cst.And if mode else cst.Or):
-            return const()  # `self.training and …` is False in eval mode: the rest never runs
-        return join([self.expr(node.left, frame), self.expr(node.right, frame)])
+        left = self.expr(node.left, frame)
+        is_and = isinstance(node.operator, cst.And)
+        known = left.truth
+        if known is (not is_and):
+            return left  # `self.training and …` in eval mode: the right side never runs
+        right = self.expr(node.right, frame)
+        if known is not None:
+            return right  # the left side is known and does not decide
+        out = join([left, right])
+        if right.truth is (not is_and):  # `… or not self.training` is True, `… and False` False
+            out = out.with_(tags=out.tags | (TRUTHY if not is_and else FALSY))
+        self.deciding[id(node)] = node.left if _rank(left) >= _rank(right) else node.right
+        return out
 
     def e_Comparison(self, node: cst.Comparison, frame: Frame) -> Val:
         operands = [self.expr(node.left, frame)]
@@ -519,14 +558,26 @@ class Interpreter:
             if not isinstance(target.operator, (cst.Is, cst.IsNot)):
                 identity = False
         if identity:
-            return const()  # `x is None` never depends on data
+            # `x is None` never depends on data; it is known when x is known to be None
+            if len(operands) == 2 and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
+                truth = operands[0].truth if operands[0].kinds == frozenset({NONE}) else None
+                if truth is not None:
+                    is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
+                    return Val(kinds=frozenset({CONST}), tags=FALSY if is_not else TRUTHY)
+            return const()
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons
         ):
             return const()  # `"boxes" in target`: a key test
+        if any(o.has("random") for o in operands):
+            return const()  # `if torch.rand(1) < p:` is data augmentation
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
-        result = combine([o for o in operands if o.kinds - {NONE}])
-        extra = {t for o in operands for t in o.tags if t.startswith("export_mode")}
+        live = [o for o in operands if o.kinds - {NONE}]
+        result = combine(live)
+        if live:
+            nodes = [node.left] + [t.comparator for t in node.comparisons]
+            self.deciding[id(node)] = max(zip(nodes, operands), key=lambda p: _rank(p[1]))[0]
+        extra = {t for o in operands for t in o.tags if t.startswith("export_mode") or t == "mode_differs"}
         if result.is_tensor:
             extra.add("bool")
             result = result.with_(tags=result.tags - {"size_tensor", "scalar"})
@@ -535,6 +586,8 @@ class Interpreter:
     def e_IfExp(self, node: cst.IfExp, frame: Frame) -> Val:
         cond = self.expr(node.test, frame)
         self.emit(ev.Branch(node.test, "ifexp", cond, node.test), frame)
+        if cond.truth is not None:
+            return self.expr(node.body if cond.truth else node.orelse, frame)
         return join([self.expr(node.body, frame), self.expr(node.orelse, frame)])
 
     def e_NamedExpr(self, node: cst.NamedExpr, frame: Frame) -> Val:
@@ -610,7 +663,7 @@ class Interpreter:
             if attr == "shape":
                 return _shape_seq(base)
             if attr == "ndim":
-                return kind(SHAPE, prov=base.prov)
+                return const()  # the rank: no exporter has a dynamic rank
             if attr in api.CONST_ATTRS:
                 return const()
             if attr in api.TENSOR_ATTRS:
@@ -620,13 +673,15 @@ class Interpreter:
             return Val(ref=(base, attr))  # a bound tensor method
         if base.has("module") or base.has("modlist"):
             return Val(tags=frozenset({"module"}))
+        if base.has("tensor_seq") and attr in api.NAMED_TUPLE_FIELDS:
+            return element_of(base)  # x.max(-1).values, x.topk(k).indices
         if base.has("opaque") and attr == "shape":
             return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
         return UNKNOWN
 
     def self_attribute(self, cls: ClassInfo, attr: str, frame: Frame) -> Val:
         if attr == "training":
-            return const()
+            return Val(kinds=frozenset({CONST}), tags=FALSY)  # models are exported in eval mode
         found = cls.find_method(attr)
         if found is not None:
             defining, fn = found
@@ -799,7 +854,12 @@ class Interpreter:
         if qual.startswith("torch."):
             return self.call_torch(node, qual, args, frame)
         root = qual.split(".")[0]
+        helper = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
+        if helper is not None:
+            return self.predicate(helper)
         if root in api.MATH_ROOTS:
+            if ".random" in qual or root == "random":
+                return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
             self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
             result = combine(args.all())
             if result.is_tensor:
@@ -819,12 +879,22 @@ class Interpreter:
             return Val(tags=frozenset({"module"}))
         return UNKNOWN
 
+    def predicate(self, qual: str) -> Val:
+        """An is-exporting predicate: its value under this target's exporters, when they agree."""
+        value = api.EXPORT_PREDICATES[qual][1 if self.target is Target.TRACE else 0]
+        tags = {"export_mode", f"export_mode:{qual}"}
+        if value is not False:
+            tags.add("mode_differs")  # eager sees False: the artifact can run the other arm
+        if value is not None:
+            tags.add("truthy" if value else "falsy")
+        return Val(kinds=frozenset({CONST}), tags=frozenset(tags))
+
     def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
         self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
         self._device_call(node, None, args, frame)
         last = qual.rsplit(".", 1)[-1]
-        if qual in api.EXPORT_MODE_FUNCS:
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"export_mode", f"export_mode:{qual}"}))
+        if qual in api.EXPORT_PREDICATES:
+            return self.predicate(qual)
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel":
@@ -857,6 +927,8 @@ class Interpreter:
 
     def _torch_result(self, qual: str, last: str, args: "CallArgs") -> Val:
         prov = args.prov()
+        if last in api.RANDOM_FUNCS:
+            return kind(TENSOR, "random", prov=prov)
         if qual in api.TENSOR_CTORS:
             data = args.positional[0] if args.positional else args.keywords.get("data")
             sized = data is not None and data.carries_runtime_values
@@ -893,7 +965,9 @@ class Interpreter:
                 return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
             if first.is_tensor:
                 return kind(_size_kind(first), prov=first.prov)
-            if first.has("shape_seq") or first.is_shape:
+            if first.has("shape_seq"):
+                return const()  # len(x.shape): the rank
+            if first.is_shape:
                 return kind(SHAPE, prov=first.prov)
             return const()
         if name == "super":
@@ -967,6 +1041,8 @@ class Interpreter:
         prov = receiver.prov
         if name in ("item", "tolist", "numpy", "__array__"):
             prov = prov + (_source_step(frame, node),)
+        if name in api.RANDOM_METHODS or (receiver.has("random") and name in ("item", "tolist", "float", "int", "long")):
+            return kind(TENSOR if name in api.RANDOM_METHODS else DDS, "random", prov=prov)
         if name == "item":
             return kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
         if name == "tolist":
@@ -977,8 +1053,10 @@ class Interpreter:
             if args.positional or "dim" in args.keywords:
                 return kind(_size_kind(receiver), prov=prov)
             return _shape_seq(receiver)
+        if name in ("dim", "ndimension"):
+            return const()  # the rank: no exporter has a dynamic rank
         if name in api.SHAPE_METHODS:
-            return kind(SHAPE if name in ("dim", "ndimension") else _size_kind(receiver), prov=prov)
+            return kind(_size_kind(receiver), prov=prov)
         if name in api.CONST_METHODS:
             return const()
         if name == "type" and not args.positional and not args.keywords:
@@ -1006,6 +1084,9 @@ class Interpreter:
         if name in api.BOOL_FUNCS:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
+        keep |= receiver.tags & {"random"}
+        if receiver.has("param") and all(v.kinds <= {CONST, NONE} or v.has("param") for v in args.all()):
+            keep |= {"param"}  # self.pos_embed.reshape(1, M, M, -1): still parameter-shaped
         return Val(kinds=frozenset({TENSOR}), tags=keep, prov=merge_prov([receiver] + args.all()))
 
     def _size_and_slice_args(self, node: cst.Call, qual: str | None, method: str | None, args: "CallArgs", frame: Frame) -> None:
@@ -1043,17 +1124,99 @@ _SHAPE_KEEPING = {
 }
 
 
-def _training_test(test: cst.BaseExpression) -> bool | None:
-    """True for `self.training`, False for `not self.training`, None otherwise."""
+class _DeadLoop(Exception):
+    """A `while` whose condition is False under export: its body never runs."""
+
+
+def _rank(v: Val) -> int:
+    """How telling an operand is for a finding on a condition (data > shape > the rest)."""
+    return 3 if v.is_data else 2 if v.is_shape else 1 if v.has("export_mode") else 0
+
+
+def _is_logging_stmt(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(_is_logging_stmt(s) for s in stmt.body)
+    if isinstance(stmt, (cst.Pass, cst.Raise)):
+        return True
+    if isinstance(stmt, cst.Expr):
+        v = stmt.value
+        if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            return True
+        if isinstance(v, cst.Call):
+            name = dotted(v.func) or ""
+            return name.rsplit(".", 1)[-1] in api.LOGGING_CALLS
+    return False
+
+
+def _only_checks(body: cst.BaseSuite) -> bool:
+    stmts = _suite(body)
+    return bool(stmts) and all(_is_logging_stmt(s) for s in stmts)
+
+
+def _is_guard(node: cst.If) -> bool:
+    """`if <bad>: raise / warn / log` with no `else` doing work: a validation guard (torch.export
+    turns it into a range constraint or a runtime assert; jit.trace drops it)."""
+    return _only_checks(node.body) and not isinstance(node.orelse, cst.Else)
+
+
+def _is_inert(node: cst.If) -> bool:
+    """Neither arm computes anything (only raises, warns, logs or passes)."""
+    if not _only_checks(node.body):
+        return False
+    if node.orelse is None:
+        return True
+    if isinstance(node.orelse, cst.If):
+        return _is_inert(node.orelse)
+    return _only_checks(node.orelse.body)
+
+
+def _is_training_only(cls: ClassInfo) -> bool:
+    """Losses, criteria, matchers and assigners: training code, never exported."""
+    for c in cls.iter_mro():
+        if c.name.endswith(LOSS_SUFFIXES):
+            return True
+        for base in c.base_names:
+            qual = c.file.qualify_name(base) or base
+            if qual in LOSS_BASES or qual.rsplit(".", 1)[-1] in ("_Loss", "_WeightedLoss"):
+                return True
+    return False
+
+
+_SEQ_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "collections.abc.Sequence", "abc.Sequence", "typing.Sequence", "dict", "Dict", "Mapping", "collections.abc.Mapping"}
+_SCALAR_TYPES = {"int", "float", "bool", "str", "complex", "numbers.Number", "Number", "numbers.Integral", "numbers.Real"}
+_TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
+
+
+def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], dict[str, Val]]:
+    """What ``isinstance`` tests in ``test`` tell about names: (when true, when false)."""
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
-    if dotted(test) == "self.training":
-        return not negated
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        if _training_test(test.left) is True:
-            return True  # `self.training and …`: false in eval mode
-    return None
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not negated:
+        left, _ = _narrowing(test.left, frame)
+        right, _ = _narrowing(test.right, frame)
+        return {**left, **right}, {}
+    if not (isinstance(test, cst.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2):
+        return {}, {}
+    subject = dotted(test.args[0].value)
+    if subject is None:
+        return {}, {}
+    types_node = test.args[1].value
+    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
+    types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+    current = frame.lookup(subject) or UNKNOWN
+    yes: Val | None = None
+    no: Val | None = None
+    if types <= _TENSOR_TYPES:
+        yes = kind(TENSOR, prov=current.prov) if not current.is_tensor else current.with_(tags=current.tags - {"maybe_tuple"})
+        no = UNKNOWN
+    elif types <= _SEQ_TYPES:
+        yes = current if SEQ in current.kinds else seq_of(UNKNOWN)
+    elif types <= _SCALAR_TYPES:
+        yes = const()
+    when_true = {subject: yes} if yes is not None else {}
+    when_false = {subject: no} if no is not None else {}
+    return (when_false, when_true) if negated else (when_true, when_false)
 
 
 def _source_step(frame: Frame, node: cst.CSTNode) -> Step:
@@ -1068,13 +1231,17 @@ def top_statement(frame: Frame) -> object:
 
 
 def _size_kind(t: Val) -> str:
-    """A size read from a tensor whose size depends on data is itself data-dependent."""
-    return DDS if t.has("dds_shape") else SHAPE
+    """A size read from a tensor whose size depends on data is itself data-dependent; the
+    shape of a parameter or buffer is a constant under every exporter."""
+    if t.has("dds_shape"):
+        return DDS
+    return CONST if t.has("param") else SHAPE
 
 
 def _shape_seq(t: Val) -> Val:
     k = _size_kind(t)
-    return seq_of(kind(k, prov=t.prov), "shape_seq", prov=t.prov).with_(kinds=frozenset({SEQ, k}))
+    prov = t.prov if k != CONST else ()
+    return seq_of(kind(k, prov=prov), "shape_seq", prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
 def _with_data_shape(v: Val) -> Val:
@@ -1276,8 +1443,9 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
 def _default_value(p: cst.Param) -> Val:
     if p.default is None:
         return UNKNOWN
-    if isinstance(p.default, cst.Name) and p.default.value == "None":
-        return kind(NONE)
+    if isinstance(p.default, cst.Name) and p.default.value in ("None", "True", "False"):
+        value = p.default.value
+        return kind(NONE) if value == "None" else Val(kinds=frozenset({CONST}), tags=TRUTHY if value == "True" else FALSY)
     return const()
 
 
@@ -1310,11 +1478,48 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
             return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
     default = p.default
+    if default is not None and (name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES)):
+        return kind(NONE)  # `labels=None`, `return_loss=False`: export passes no training targets
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
     if default is not None and name.startswith(FLAG_PREFIXES):
         return const()  # `use_cache=None`, `return_dict=None`: flags, not tensors
-    return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+    # Unannotated: a tensor when the function uses it as one (`x.shape`, `x.view(...)`); otherwise
+    # possibly a tuple or list of tensors (`cos, sin = position_embeddings`).
+    tags = () if name in _tensor_evidence(ref.node) else ("maybe_tuple",)
+    return kind(TENSOR, *tags, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+
+
+# Attributes only tensors have (among the values model code passes around).
+TENSOR_EVIDENCE = api.TENSOR_ONLY_METHODS | {
+    "shape", "ndim", "device", "dtype", "to", "reshape", "transpose", "expand", "repeat", "new_zeros", "new_ones",
+    "new_full", "new_empty", "new_tensor", "clone", "matmul", "bmm", "type_as", "chunk", "permute", "mean", "sum",
+    "max", "min", "abs", "exp", "log", "sqrt", "pow", "masked_fill_", "fill_", "zero_", "mul", "add", "sub", "div",
+    "expand_as", "view_as", "reshape_as", "requires_grad", "is_cuda", "cuda", "cpu", "int", "double", "argsort",
+    "sort", "topk", "gather", "scatter", "index_select", "flip", "roll", "t", "T", "mT", "narrow", "unfold",
+}
+_EVIDENCE_CACHE: dict[int, frozenset[str]] = {}
+
+
+def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
+    """Names of ``fn``'s body used as tensors: ``name.<tensor-only attribute>``."""
+    key = id(fn)
+    if key not in _EVIDENCE_CACHE:
+        found: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_EVIDENCE:
+                    found.add(node.value.value)
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is fn
+
+        fn.visit(V())
+        if len(_EVIDENCE_CACHE) > 4096:
+            _EVIDENCE_CACHE.clear()
+        _EVIDENCE_CACHE[key] = frozenset(found)
+    return _EVIDENCE_CACHE[key]
 
 
 # ====================================================================== self attributes
@@ -1330,14 +1535,14 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
         if c.file is not cls.file and not c.loaded:
             continue
         c.scan_attrs()
-        vals = [kind(TENSOR)] if attr in c.tensor_attrs else []
+        vals = [kind(TENSOR, "param")] if attr in c.tensor_attrs else []
         vals += [_classify_attr_expr(expr, c) for expr in c.attr_exprs.get(attr, [])]
         if vals:
             return join(vals)
         if attr in c.class_consts:
             return const()
     if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
-        return kind(TENSOR)
+        return kind(TENSOR, "param")
     return UNKNOWN
 
 
@@ -1400,7 +1605,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:
         qual = fi.qualify(expr.func)
         name = dotted(expr.func) or ""
         if qual in _TENSOR_WRAPPERS:
-            return kind(TENSOR)
+            return kind(TENSOR, "param")
         if qual in _MODULE_CONTAINERS:
             elem = _classify_attr_expr(expr.args[0].value, cls).elem if expr.args else None
             if qual.endswith("Sequential"):

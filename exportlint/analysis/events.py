@@ -43,11 +43,15 @@ class FunctionCall(Event):
 @dataclass
 class Branch(Event):
     """Python control flow decided by ``cond``: ``kind`` is if / elif / while / ifexp /
-    assert / comprehension-if."""
+    assert / comprehension-if, or guard (an ``if`` whose body only raises, warns or logs, with
+    no ``else``).  ``inert``: no arm computes anything.  ``deciding``: the operand of ``cond``
+    that makes it what it is (for messages)."""
 
     kind: str
     cond: Val
     cond_node: cst.BaseExpression
+    inert: bool = False
+    deciding: cst.BaseExpression | None = None
 
 
 @dataclass

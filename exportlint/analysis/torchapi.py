@@ -5,18 +5,45 @@ Rules never consult these tables; the interpreter does, and hands rules values a
 
 from __future__ import annotations
 
-# Predicates that are True only while exporting / tracing / compiling (family I).
-EXPORT_MODE_FUNCS = {
-    "torch.onnx.is_in_onnx_export",
-    "torch.jit.is_tracing",
-    "torch.jit.is_scripting",
-    "torch.jit._trace.is_tracing",
-    "torch._C._get_tracing_state",
-    "torch.compiler.is_exporting",
-    "torch.compiler.is_compiling",
-    "torch.compiler.is_dynamo_compiling",
-    "torch._dynamo.is_compiling",
-    "torch._utils.is_compiling",
+# Predicates whose value the exporters decide (family I, measured on torch 2.13): eager sees
+# False; the value while capturing under target (export, trace).  None = the exporters of that
+# target disagree (``is_in_onnx_export()`` is True in torch.onnx.export only).
+EXPORT_PREDICATES: dict[str, tuple[bool | None, bool | None]] = {
+    "torch.jit.is_scripting": (False, False),
+    "torch.jit._script.is_scripting": (False, False),
+    "torch.jit.is_tracing": (False, True),
+    "torch.jit._trace.is_tracing": (False, True),
+    "torch._C._get_tracing_state": (False, True),
+    "torch.compiler.is_exporting": (True, False),
+    "torch.compiler.is_compiling": (True, False),
+    "torch.compiler.is_dynamo_compiling": (True, False),
+    "torch._dynamo.is_compiling": (True, False),
+    "torch._utils.is_compiling": (True, False),
+    "torch.onnx.is_in_onnx_export": (None, None),
+}
+# Model libraries' wrappers of those predicates, by the name they are imported under.
+PREDICATE_HELPERS = {
+    "is_torchdynamo_compiling": "torch.compiler.is_compiling",  # transformers
+    "is_torchdynamo_exporting": "torch.compiler.is_exporting",  # transformers
+    "_is_tracing": "torch.jit.is_tracing",  # torchvision
+}
+# What a rule recommends to users for telling export from eager, per target (EXL060 info).
+RECOMMENDED_PREDICATES = {
+    "export": ("torch.compiler.is_exporting", "torch.compiler.is_compiling"),
+    "trace": ("torch.jit.is_tracing", "torch._C._get_tracing_state", "torch.jit._trace.is_tracing"),
+}
+
+# Random draws: branching on them is data augmentation (data-pipeline code), never export code.
+RANDOM_FUNCS = {
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+    "multinomial", "normal", "poisson",
+}
+RANDOM_METHODS = {"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"}
+
+# Calls that only log or warn: an `if` whose body does nothing else is a validation guard.
+LOGGING_CALLS = {
+    "warn", "warning", "warning_once", "warn_once", "warning_advice", "info", "info_once", "debug",
+    "error", "exception", "critical", "log", "print",
 }
 
 # torch functions whose result is not a tensor (and carries no data).
@@ -71,7 +98,11 @@ TUPLE_FUNCS = {
     "topk", "sort", "meshgrid", "broadcast_tensors", "kthvalue", "mode", "aminmax",
     "frexp", "std_mean", "var_mean", "histogram", "slogdet", "lu", "qr", "svd", "eig", "eigh",
     "lstsq", "geqrf", "cummax", "cummin", "atleast_1d" , "unique_consecutive_with_counts",
+    "multi_head_attention_forward", "_pair", "_single", "_triple", "_quadruple", "to_2tuple",
+    "to_3tuple", "to_4tuple", "to_ntuple",
 }
+# Fields of the named tuples those return (``x.max(-1).values``, ``topk(...).indices``).
+NAMED_TUPLE_FIELDS = {"values", "indices", "Q", "R", "U", "S", "V", "Vh", "L", "eigenvalues", "eigenvectors", "solution", "mantissa", "exponent", "counts", "inverse", "output"}
 # ... only with a dim argument (``x.max()`` is a tensor, ``x.max(1)`` a (values, indices) pair).
 TUPLE_WITH_DIM = {"max", "min", "median", "nanmedian"}
 # ... only with a flag: ``unique(return_inverse=True)``, ``nonzero(as_tuple=True)``.
@@ -116,6 +147,13 @@ STACK_FUNCS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", 
 
 # Ops whose output shape depends on data (EXL032).
 DATA_SHAPE_OPS = {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select"}
+# Library functions whose output size depends on data (by qualified name's last part, under
+# these packages): torchvision's NMS family keeps a data-dependent number of boxes.
+DATA_SHAPE_LIBRARY = {
+    "torchvision.ops": {"nms", "batched_nms", "remove_small_boxes"},
+    "torchvision.ops.boxes": {"nms", "batched_nms", "remove_small_boxes", "_batched_nms_vanilla", "_batched_nms_coordinate_trick"},
+    "torch.ops.torchvision": {"nms"},
+}
 
 # Which arguments are sizes: name -> (positional indexes or "all", keyword names).
 SIZE_FUNCS: dict[str, tuple[object, tuple[str, ...]]] = {

@@ -12,7 +12,12 @@ A :class:`Val` carries a set of *kinds* (a value may be several after a branch j
 and *tags* that rules read: ``maybe_tuple`` (a submodule's or unknown callee's result: a
 tensor or a tuple of them — never treated as iterable-tensor), ``bool`` (a boolean tensor),
 ``scalar`` (a 0-d tensor), ``size_tensor`` (a tensor holding sizes), ``shape_seq``
-(``x.shape``), ``export_mode`` (an is-exporting predicate), ``module`` / ``modlist``.
+(``x.shape``), ``export_mode`` (an is-exporting predicate), ``module`` / ``modlist``,
+``param`` (a parameter or buffer, or a tensor derived from parameters only: its shape is a
+constant under every exporter), ``random`` (a random draw: data-pipeline code), and the
+truth tags ``truthy`` / ``falsy``: the value's truth is known while the target's exporters
+capture the model (``self.training`` is False in eval mode, ``torch.jit.is_scripting()`` is
+always False, ``torch.compiler.is_exporting()`` is True under torch.export, ``labels=None``…).
 Empty kinds = unknown: nothing is ever reported about unknown values.
 """
 
@@ -88,6 +93,17 @@ class Val:
 
     def has(self, tag: str) -> bool:
         return tag in self.tags
+
+    @property
+    def truth(self) -> bool | None:
+        """The value's truth while the target's exporters capture the model, when known."""
+        if "truthy" in self.tags:
+            return True
+        if "falsy" in self.tags:
+            return False
+        if self.kinds == frozenset({NONE}) and self.items is None:
+            return False
+        return None
 
     def contains(self, pred: "Callable[[Val], bool]", depth: int = 0) -> bool:
         """Does this value, or any element of it (nested containers), satisfy ``pred``?"""
@@ -190,6 +206,9 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
+_ALL_OF = ("truthy", "falsy", "param", "random")
+
+
 def join(vals: list[Val]) -> Val:
     """Least upper bound at control-flow merges (union of kinds and tags)."""
     vals = [v for v in vals if v is not None]
@@ -202,6 +221,8 @@ def join(vals: list[Val]) -> Val:
         return first
     kinds = frozenset().union(*(v.kinds for v in vals))
     tags = frozenset().union(*(v.tags for v in vals))
+    # Facts that hold of every joined value only: a known truth, derived-from-parameters.
+    tags -= {t for t in _ALL_OF if t in tags and not all(t in v.tags for v in vals)}
     items = None
     if all(v.items is not None for v in vals) and len({len(v.items) for v in vals}) == 1:  # type: ignore[arg-type]
         items = tuple(join([v.items[i] for v in vals]) for i in range(len(vals[0].items)))  # type: ignore[index]
@@ -231,6 +252,10 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
     else:
         return Val(prov=merge_prov(vals))
     tags = set(extra_tags)
+    if k == TENSOR and all(v.has("param") for v in vals if v.is_tensor) and not any(
+        v.is_shape or v.is_dds for v in vals
+    ):
+        tags.add("param")  # arithmetic on parameters only: still a parameter-shaped tensor
     if k == TENSOR and any(v.has("dds_shape") for v in vals):
         tags.add("dds_shape")
     data = [v for v in vals if v.is_tensor or v.is_dds]

@@ -11,7 +11,7 @@ from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val, dedupe_steps
 from exportlint.catalogue import CATALOGUE, RuleInfo
-from exportlint.diagnostics import Target
+from exportlint.diagnostics import Severity, Target
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Finding:
     hint: str
     prov: tuple[Step, ...] = ()
     top: object = None  # the top-level statement holding ``node``, if known
+    severity: Severity | None = None  # instead of the rule's default for the target
 
 
 @dataclass
@@ -33,6 +34,13 @@ class RuleContext:
     def code(self, node: cst.CSTNode, limit: int = 60) -> str:
         text = " ".join(self.file.code(node).split())
         return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def condition(self, node: cst.CSTNode, deciding: cst.CSTNode | None, limit: int = 60) -> str:
+        """A condition as quoted in a message: whole when short, else the part that decides it."""
+        text = " ".join(self.file.code(node).split())
+        if len(text) <= limit or deciding is None or deciding is node:
+            return self.code(node, limit)
+        return f"… {self.code(deciding, limit)} …"
 
     @property
     def trace(self) -> bool:
@@ -52,12 +60,15 @@ class Rule:
     def check(self, event: Event, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError
 
-    def finding(self, ctx: RuleContext, node: cst.CSTNode, message: str, hint: str, *vals: Val) -> Finding:
-        """A finding at ``node``, explained by the provenance of ``vals`` that matters here."""
+    def finding(
+        self, ctx: RuleContext, node: cst.CSTNode, message: str, hint: str, *vals: Val, severity: Severity | None = None
+    ) -> Finding:
+        """A finding at ``node``, explained by the provenance of ``vals`` that matters here;
+        ``severity`` when this case is measured to differ from the rule's default."""
         prov: tuple[Step, ...] = ()
         for v in vals:
             prov += explain(v)
-        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)))
+        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)), severity=severity)
 
 
 # What makes a value interesting, most telling first; a tensor's history is cut to its last steps.

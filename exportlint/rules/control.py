@@ -5,9 +5,14 @@ from __future__ import annotations
 from typing import Iterator
 
 from exportlint.analysis import events as ev
+from exportlint.analysis import torchapi as api
+from exportlint.diagnostics import Severity
 from exportlint.rules.base import Finding, Rule, RuleContext
 
-_KEYWORD = {"if": "if", "elif": "elif", "while": "while", "ifexp": "conditional expression", "assert": "assert", "comprehension-if": "comprehension filter"}
+_KEYWORD = {
+    "if": "if", "elif": "elif", "guard": "if", "while": "while", "ifexp": "conditional expression", "assert": "assert",
+    "comprehension-if": "comprehension filter",
+}
 
 
 _HOW = {
@@ -44,10 +49,18 @@ class DataDependentBranch(Rule):
     events = (ev.Branch,)
 
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
-        if not e.cond.is_data:
+        if not e.cond.is_data or e.cond.truth is not None:
             return
-        cond = ctx.code(e.cond_node)
-        if e.kind == "assert":
+        cond = ctx.condition(e.cond_node, e.deciding)
+        if e.kind == "guard" and not ctx.trace:
+            hint = (
+                "a check on tensor data fails non-strict torch.export: assert it in the graph with "
+                "`torch._assert_async(cond)` (tensor condition), or `torch._check(...)` on a Python int, or check "
+                "inputs before calling the model"
+            )
+        elif e.kind == "guard":
+            hint = "jit.trace records the check for the example only (TracerWarning): validate inputs before calling the model"
+        elif e.kind == "assert":
             hint = (
                 "drop the assert from forward or check on the host before export"
                 if ctx.trace
@@ -97,9 +110,13 @@ class ShapeDependentBranch(Rule):
     events = (ev.Branch,)
 
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
+        # A validation guard (`if bad: raise`, `assert`) on shapes becomes a range constraint or a
+        # runtime assert under torch.export and is dropped by jit.trace: never a finding.
+        if e.kind in ("guard", "assert") or e.cond.truth is not None:
+            return
         if e.cond.is_data or not e.cond.is_shape or e.cond.has("export_mode"):
             return
-        cond = ctx.code(e.cond_node)
+        cond = ctx.condition(e.cond_node, e.deciding)
         if ctx.trace:
             hint = (
                 "jit.trace freezes the branch taken for the example shape (silently wrong with `dynamic_axes`); "
@@ -132,15 +149,23 @@ class ExportModeBranch(Rule):
     events = (ev.Branch,)
 
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
-        if not e.cond.has("export_mode") or e.kind in ("assert", "comprehension-if"):
+        # Only a predicate whose value under this target's exporters is not eager's (False), on
+        # a branch that computes something (never logging-only bodies).
+        if not e.cond.has("mode_differs") or e.kind in ("assert", "comprehension-if", "guard") or e.inert:
             return
-        preds = sorted(t.rsplit(".", 1)[-1] for t in e.cond.tags if t.startswith("export_mode:"))
+        quals = sorted(t.split(":", 1)[1] for t in e.cond.tags if t.startswith("export_mode:"))
+        preds = sorted({q.rsplit(".", 1)[-1] for q in quals})
         when = "; ".join(f"`{p}()` is True under {_TRUE_UNDER.get(p, 'export')}" for p in preds)
+        recommended = api.RECOMMENDED_PREDICATES[ctx.target.value]
+        deliberate = bool(quals) and all(q in recommended for q in quals if q in api.EXPORT_PREDICATES)
+        split = e.cond.truth is None
         yield self.finding(
             ctx,
             e.node,
-            f"`{_KEYWORD[e.kind]}` on `{ctx.code(e.cond_node)}`: the exported graph can take another path than eager",
+            f"`{_KEYWORD[e.kind]}` on `{ctx.condition(e.cond_node, e.deciding)}`: the exported graph "
+            + ("takes a different path under different exporters and in eager" if split else "runs another path than eager"),
             (f"{when}; " if when else "")
             + "make both paths compute the same thing, or test the exported artifact against eager",
             e.cond,
+            severity=Severity.INFO if deliberate and not split else None,
         )

@@ -80,6 +80,8 @@ def _lint_parser() -> argparse.ArgumentParser:
                      help="the file name stdin stands for (without PATHs: read stdin)")
     run.add_argument("--force-exclude", action="store_true",
                      help="apply exclusions to files named on the command line too")
+    run.add_argument("--include-modular-sources", action="store_true",
+                     help="also lint transformers-style modular_*.py files that have a generated modeling_*.py twin")
     run.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
                      help="processes to use (default: CPU count)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -128,6 +130,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "show_suppressed": True if args.show_suppressed else None,
         "report_unused_suppressions": True if args.report_unused_suppressions else None,
         "force_exclude": True if args.force_exclude else None,
+        "include_modular_sources": True if args.include_modular_sources else None,
     }
 
 

@@ -41,6 +41,7 @@ class Settings:
     target: Target = Target.EXPORT
     exclude: tuple[str, ...] = ()  # gitignore-style patterns, on top of files.DEFAULT_SKIPS
     force_exclude: bool = False  # also exclude files named explicitly on the command line
+    include_modular_sources: bool = False  # lint modular_*.py sources that have a modeling_*.py twin
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fail_on: Severity = Severity.ERROR
     severity: dict[str, Severity] = field(default_factory=dict)  # code -> severity override
@@ -193,6 +194,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "target": ("target", _target),
     "exclude": ("exclude", _str_list),
     "force-exclude": ("force_exclude", _bool),
+    "include-modular-sources": ("include_modular_sources", _bool),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "fail-on": ("fail_on", _severity),
     "severity": ("severity", _severity_overrides),

@@ -171,8 +171,14 @@ def discover(
     exclude: list[str] | tuple[str, ...] = (),
     root: Path | str = ".",
     force_exclude: bool = False,
+    include_modular_sources: bool = False,
 ) -> Discovery:
-    """The files to lint under ``paths`` (default ``.``), in a deterministic order."""
+    """The files to lint under ``paths`` (default ``.``), in a deterministic order.
+
+    In a directory walk, a transformers-style ``modular_<name>.py`` whose generated twin
+    ``modeling_<name>.py`` sits next to it is skipped (the modular file is the template the
+    modeling file is generated from and is never imported: each problem would be reported
+    twice), unless ``include_modular_sources``.  Files named on the command line are linted."""
     matcher = _matcher(exclude, root)
     found = Discovery()
     seen_files: set[tuple[int, int] | str] = set()
@@ -201,7 +207,10 @@ def discover(
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
+        names = {e.name for e in entries}
         for entry in entries:
+            if not include_modular_sources and _is_modular_twin(entry.name, names):
+                continue
             _walk_entry(entry, matcher, add_file, walk)
 
     for path in paths or ["."]:
@@ -213,6 +222,10 @@ def discover(
         elif not (force_exclude and matcher.matches(path)):
             add_file(path)
     return found
+
+
+def _is_modular_twin(name: str, siblings: set[str]) -> bool:
+    return name.startswith("modular_") and name.endswith(".py") and "modeling_" + name[len("modular_"):] in siblings
 
 
 def _walk_entry(entry: os.DirEntry, matcher: PathMatcher, add_file, walk) -> None:

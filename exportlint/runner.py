@@ -335,7 +335,7 @@ def lint_paths(paths: list[str], settings: Settings) -> list[FileReport]:
 
 def run(paths: list[str], settings: Settings, progress: bool = False) -> LintResult:
     """Lint files and directories; ``progress`` shows a bar on stderr for many files."""
-    found = discover(paths, settings.exclude, settings.root, settings.force_exclude)
+    found = discover(paths, settings.exclude, settings.root, settings.force_exclude, settings.include_modular_sources)
     sources = Sources()
     hashes: dict[str, str] = {}
     raw: dict[str, list[Diagnostic]] = {}

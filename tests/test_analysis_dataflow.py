@@ -178,9 +178,10 @@ def test_sizes_of_data_dependent_shapes_are_data_dependent():
     assert any("`boxes` is a tensor whose size depends on data" in n.message for n in branch.provenance)
 
 
-def test_comprehension_and_unpacking_iteration():
-    src = module("rows = [r * 2 for r in x]\na, b = x\nys = list(x)\nzs = [*x]")
-    assert sorted(c for _, c in codes(src)) == ["EXL010"] * 4
+def test_comprehension_and_star_iteration_but_not_fixed_unpacking():
+    # `a, b = t` fixes that dim to 2 (eager raises otherwise): exports correctly (measured, p04e)
+    src = module("x = x.float()\nrows = [r * 2 for r in x]\na, b = x\nys = list(x)\nzs = [*x]")
+    assert sorted(c for _, c in codes(src)) == ["EXL010"] * 3
 
 
 # ---------------------------------------------------------------- positions

@@ -182,3 +182,20 @@ def test_split_lines_counts_like_python():
     assert split_lines("a\r\nb\rc\nd\x0ce\u2028f") == ["a", "b", "c", "d\x0ce\u2028f"]
     assert split_lines("a\n") == ["a"]
     assert split_lines("") == []
+
+
+def test_modular_sources_with_a_generated_twin_are_skipped(tmp_path):
+    """transformers' modular_*.py is the template of its generated modeling_*.py: one is linted."""
+    from exportlint.files import discover
+
+    pkg = tmp_path / "models" / "llama"
+    pkg.mkdir(parents=True)
+    for name in ("modeling_llama.py", "modular_llama.py", "modular_orphan.py", "configuration_llama.py"):
+        (pkg / name).write_text("x = 1\n")
+    names = sorted(os.path.basename(f) for f in discover([str(tmp_path)]).files)
+    assert names == ["configuration_llama.py", "modeling_llama.py", "modular_orphan.py"]
+    both = sorted(os.path.basename(f) for f in discover([str(tmp_path)], include_modular_sources=True).files)
+    assert "modular_llama.py" in both
+    # named on the command line: linted
+    named = discover([str(pkg / "modular_llama.py")]).files
+    assert [os.path.basename(f) for f in named] == ["modular_llama.py"]

@@ -354,7 +354,7 @@ def run_module(*argv, cwd, stdin=None):
 
 
 def test_python_dash_m_on_a_real_model(project):
-    proc = run_module("--format", "json", "--no-cache", "model.py", cwd=project)
+    proc = run_module("--format", "json", "--no-cache", "--fail-on", "warning", "model.py", cwd=project)
     found = [(d["code"], d["line"], d["column"]) for d in json.loads(proc.stdout)]
     assert ("EXL001", 6, 13) in found and ("EXL002", 7, 13) in found
     assert proc.returncode == 1 and proc.stderr == ""

@@ -775,6 +775,12 @@ class Interpreter:
         if isinstance(receiver.ref, ClassInfo) and name == "apply":
             if receiver.ref.is_autograd_function():
                 self.emit(ev.AutogradApply(node, receiver.ref), frame)
+                # The exporters inline the Function's forward: it is export code.
+                found = receiver.ref.find_method("forward")
+                if found is not None:
+                    defining, fn = found
+                    inner = CallArgs([UNKNOWN] + args.positional, args.keywords, [node] + args.nodes, args.kw_nodes)
+                    self.call_function(FuncRef(fn, defining.file), inner)
                 return kind(TENSOR, "maybe_tuple", prov=args.prov())
         if isinstance(receiver.ref, (SelfRef, ClassInfo)):
             callee = self.attribute(receiver, name, frame)
@@ -1391,10 +1397,13 @@ class CallArgs:
     def select(self, positions: object, names: tuple[str, ...]) -> Iterator[tuple[str, Val, cst.BaseExpression]]:
         """(parameter, value, node) for the arguments at ``positions`` ("all" or indexes) or
         passed by one of ``names``; with "all" (``x.view(b, c, -1)``) each one is a size."""
-        indexes = range(len(self.positional)) if positions == "all" else positions
-        for i in indexes:  # type: ignore[union-attr]
-            if i < len(self.positional):
-                yield (names[i] if i < len(names) else names[0]), self.positional[i], self.nodes[i]
+        if positions == "all":
+            for i in range(len(self.positional)):
+                yield names[0], self.positional[i], self.nodes[i]
+        else:
+            for j, i in enumerate(positions):  # type: ignore[arg-type]
+                if i < len(self.positional):
+                    yield names[j] if j < len(names) else names[-1], self.positional[i], self.nodes[i]
         for name, n in self.kw_nodes:
             if name in names:
                 yield name, self.keywords[name], n

@@ -32,8 +32,25 @@ class TensorIteration(Rule):
     events = (ev.Iteration,)
 
     def check(self, e: ev.Iteration, ctx: RuleContext) -> Iterator[Finding]:
+        data_sized = e.value.has("dds_shape")
+        if e.how == "unpacking" and not data_sized:
+            # `q, k, v = qkv`: the number of names fixes that dim (eager raises otherwise), and a
+            # fixed-size dim unpacks correctly under every exporter (measured, p04e).
+            return
         expr = ctx.code(e.value_node)
         how = _HOW.get(e.how, f"`{e.how}`")
+        if data_sized:
+            yield self.finding(
+                ctx,
+                e.node,
+                f"{how} iterates over `{expr}`, whose size depends on tensor data: "
+                + ("jit.trace unrolls it for the example's count" if ctx.trace else "torch.export cannot unroll it (it fails)"),
+                "keep the loop in tensor ops: mask or `torch.where` over the whole tensor, `index_select` / `gather` "
+                "with the index tensor, or pad to a fixed maximum count",
+                e.value,
+                severity=Severity.ERROR,
+            )
+            return
         yield self.finding(
             ctx,
             e.node,

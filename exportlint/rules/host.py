@@ -6,6 +6,7 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
+from exportlint.diagnostics import Severity
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -45,13 +46,15 @@ class TensorToHost(Rule):
             "keep the computation in torch ops; where Python numbers are needed, compute them from "
             "`x.shape` (sizes) instead of from tensor data"
         )
+        severity = None
         if ctx.trace:
             hint += " — jit.trace bakes the copied values into the graph as constants"
         elif isinstance(e, ev.MethodCall) and e.name == "tolist":
-            hint += " — under torch.export each element is an unbacked symbol: any Python decision on one fails"
+            hint += " — under torch.export each element is an unbacked symbol: fine in tensor ops, any Python decision on one fails"
+            severity = Severity.WARNING  # measured: `torch.split(x, n.tolist())` exports; the decision is EXL020
         else:
             hint += " — non-strict torch.export fails here (`.numpy() is not supported for tensor subclasses`)"
-        yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` copies a tensor to the host", hint, value)
+        yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` copies a tensor to the host", hint, value, severity=severity)
 
 
 class TensorToScalar(Rule):

@@ -26,14 +26,15 @@ class AutogradFunctionWithoutSymbolic(Rule):
     events = (ev.AutogradApply,)
 
     def check(self, e: ev.AutogradApply, ctx: RuleContext) -> Iterator[Finding]:
-        if e.cls.has_symbolic():
+        # torch.export and the ONNX dynamo exporter inline the forward (analyzed like any code):
+        # only the TorchScript-based exporters care about a `symbolic`.
+        if e.cls.has_symbolic() or not ctx.trace:
             return
         name = e.cls.name
         yield self.finding(
             ctx,
             e.node,
             f"`{name}.apply(...)`: custom autograd.Function `{name}` has no `symbolic` staticmethod",
-            "torch.export and the ONNX exporters inline its forward (fine if the forward is traceable); add a "
-            "`symbolic` staticmethod to choose the ONNX op for the TorchScript exporter, or register a custom op "
-            "with `torch.library.custom_op` for torch.export",
+            "jit.trace and the TorchScript ONNX exporter inline its forward (fine if the forward is traceable); add "
+            "a `symbolic` staticmethod to choose the ONNX op for the TorchScript exporter",
         )

@@ -21,6 +21,9 @@ class TensorFromRuntimeValues(Rule):
         data = e.args[0]
         if not data.carries_runtime_values:
             return
+        holds_data = data.contains(lambda v: v.is_data)
+        if not ctx.trace and not holds_data:
+            return  # sizes and constants only: torch.export and ONNX dynamo keep them symbolic (measured)
         if data.contains(lambda v: v.is_tensor):
             hint = "combine the tensors with `torch.stack([...])` / `torch.cat` instead of re-wrapping their values"
         elif data.contains(lambda v: v.is_dds):
@@ -33,13 +36,11 @@ class TensorFromRuntimeValues(Rule):
                 "use the shape numbers directly where Python ints are accepted (`size=(h, w)`); "
                 "for a tensor of sizes under jit.trace use `torch._shape_as_tensor(x)`"
             )
-        yield self.finding(
-            ctx,
-            e.node,
-            f"`{ctx.code(e.node)}` builds a tensor from run-time values: jit.trace records it as a constant",
-            hint,
-            data,
-        )
+        if ctx.trace:
+            consequence = "jit.trace records it as a constant"
+        else:
+            consequence = "torch.export must read the values into Python (it fails on data-dependent ones)"
+        yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` builds a tensor from run-time values: {consequence}", hint, data)
 
 
 class DataDependentSlice(Rule):

@@ -158,7 +158,7 @@ def _ort(model_bytes):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = 4
     sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
 

@@ -1,0 +1,490 @@
+"""The exporter behaviour the rules rely on, checked against the real exporters (torch 2.13).
+
+Each test is one claim of benchmarks/claims/measured.md (probe ids in the test names); the probe
+modules are the ones in benchmarks/claims/probes.py. If an exporter changes its behaviour, the
+test that fails names the claim, and the rule document / severity built on it must be revisited.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.dynamic,
+    pytest.mark.filterwarnings("ignore::UserWarning"),  # the probes' own warnings.warn, torch's UserWarnings
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # torch.jit.* / legacy ONNX deprecations
+]
+
+torch = pytest.importorskip("torch", reason="the exporter claims need torch (pip install exportlint[dynamic])")
+ort = pytest.importorskip("onnxruntime", reason="the exporter claims need onnxruntime (pip install exportlint[dynamic])")
+pytest.importorskip("onnxscript", reason="the ONNX dynamo claims need onnxscript (pip install exportlint[dynamic])")
+if not torch.__version__.startswith("2.13."):
+    pytest.skip(f"the claims were measured on torch 2.13, this is torch {torch.__version__}", allow_module_level=True)
+
+from torch.export import Dim  # noqa: E402
+from torch.fx.experimental.symbolic_shapes import is_concrete_int  # noqa: E402
+
+_PROBES = Path(__file__).resolve().parents[1] / "benchmarks" / "claims" / "probes.py"
+_spec = importlib.util.spec_from_file_location("exportlint_claim_probes", _PROBES)
+P = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = P
+_spec.loader.exec_module(P)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _probe(pid):
+    return P.PROBES[pid]
+
+
+def _b(probe, label="B"):
+    return dict(probe.bs)[label]()
+
+
+def _flat(o):
+    if isinstance(o, torch.Tensor):
+        return [o]
+    return [t for x in o for t in _flat(x)]
+
+
+def _same(a, b) -> bool:
+    fa, fb = _flat(a), _flat(b)
+    return len(fa) == len(fb) and all(
+        x.shape == y.shape and torch.allclose(x.double(), y.double(), rtol=1e-4, atol=1e-4, equal_nan=True)
+        for x, y in zip(fa, fb)
+    )
+
+
+def _outcome(run, probe, label="B"):
+    """'match' / 'mismatch' / 'raise' of an artifact against eager on input `label`."""
+    args = _b(probe, label)
+    expected = probe.make()(*args)
+    try:
+        got = run(*args)
+    except Exception:  # noqa: BLE001
+        return "raise"
+    return "match" if _same(expected, got) else "mismatch"
+
+
+def _export(probe, *, strict=False, hint=Dim.AUTO):
+    n = len(probe.a())
+    ds = tuple({d: hint for d in probe.dyn.get(i, [])} or None for i in range(n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.export.export(probe.make(), probe.a(), dynamic_shapes=ds, strict=strict)
+
+
+def _static_dims(ep, probe):
+    names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    return [
+        (i, d)
+        for i, name in enumerate(names)
+        for d in probe.dyn.get(i, [])
+        if is_concrete_int(nodes[name].meta["val"].shape[d])
+    ]
+
+
+def _trace(probe):
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        traced = torch.jit.trace(probe.make(), probe.a(), check_trace=False)
+    tracer = [w for w in ws if issubclass(w.category, torch.jit.TracerWarning)]
+    return traced, tracer
+
+
+def _ort_run(model_bytes):
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+
+    def run(*args):
+        feed = {f"in{i}": a.numpy() for i, a in enumerate(args) if f"in{i}" in names}
+        return [torch.from_numpy(o) for o in sess.run(None, feed)]
+
+    return run
+
+
+def _onnx_dynamo(probe):
+    n = len(probe.a())
+    ds = tuple({d: f"a{i}d{d}" for d in probe.dyn.get(i, [])} or None for i in range(n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(probe.make(), probe.a(), dynamo=True, dynamic_shapes=ds, verbose=False,
+                                 input_names=[f"in{i}" for i in range(n)])
+    return _ort_run(prog.model_proto.SerializeToString())
+
+
+def _onnx_legacy(probe):
+    n = len(probe.a())
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(probe.make(), probe.a(), buf, dynamo=False, input_names=[f"in{i}" for i in range(n)],
+                          dynamic_axes={f"in{i}": {d: f"a{i}d{d}" for d in dims} for i, dims in probe.dyn.items()})
+    return _ort_run(buf.getvalue())
+
+
+# -- (a) Dim.AUTO specialises int(h) / len(x); integer shape arithmetic stays symbolic --------------
+
+
+@pytest.mark.parametrize("pid", ["p01", "p02", "p18a"])
+def test_non_strict_auto_specialises_int_of_a_shape(pid):
+    """p01 `int(x.shape[0])` (even unused), p02 in `view`, p18a `len(x)`: the dim becomes static."""
+    probe = _probe(pid)
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 0)]
+    assert _outcome(ep.module(), probe) == "raise"  # Guard failed: x.size()[0] == 3
+
+
+@pytest.mark.parametrize("pid", ["p01", "p18a"])
+def test_strict_export_keeps_int_of_a_shape_dynamic(pid):
+    probe = _probe(pid)
+    ep = _export(probe, strict=True)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+
+
+def test_dim_dynamic_rejects_int_of_a_shape():
+    from torch._dynamo.exc import UserError
+
+    with pytest.raises(UserError, match="Constraints violated"):
+        _export(_probe("p01"), hint=Dim.DYNAMIC)
+
+
+@pytest.mark.parametrize("pid", ["p12", "p05c", "p08b", "p16", "p18b", "p15b", "p03c"])
+def test_integer_shape_arithmetic_stays_symbolic(pid):
+    """p12 `reshape(h // 2, -1)` and the other integer controls: dynamic and correct on B."""
+    probe = _probe(pid)
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+
+
+# -- (b) DINOv2 interpolate_pos_encoding and its size= fix -------------------------------------------
+
+
+def test_dinov2_scale_factor_breaks_jit_trace():
+    probe = _probe("p04")
+    traced, tracer = _trace(probe)
+    assert tracer, "TracerWarnings at `float(w0) / sqrt_N`"
+    assert _outcome(traced, probe) in {"raise", "mismatch"}
+
+
+def test_dinov1_scale_factor_without_float_fails_jit_trace():
+    with pytest.raises(TypeError):
+        _trace(_probe("p04c"))
+
+
+def test_dinov2_scale_factor_is_pinned_by_torch_export_even_with_dim_dynamic():
+    probe = _probe("p04")
+    ep = _export(probe, hint=Dim.DYNAMIC)  # no error at export time ...
+    assert _static_dims(ep, probe) == []
+    with pytest.raises(Exception, match="Guard failed"):  # ... but the program only takes the example's size
+        ep.module()(*_b(probe))
+
+
+def test_dinov2_size_fix_traces_and_exports_correctly():
+    probe = _probe("p04f")
+    traced, _ = _trace(probe)
+    assert _outcome(traced, probe) == "match"
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_onnx_legacy(probe), probe) == "match"
+
+
+# -- (c) export-mode predicates --------------------------------------------------------------------
+
+
+def _branch_taken(fn, exporter):
+    """True if the artifact took the `if pred():` arm (the module returns x + 1 there, x - 1 otherwise)."""
+    x = torch.zeros(2, 3)
+    m = P.predicate_module(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "eager":
+            out = m(x)
+        elif exporter == "export":
+            out = torch.export.export(m, (x,)).module()(x)
+        elif exporter == "export-strict":
+            out = torch.export.export(m, (x,), strict=True).module()(x)
+        elif exporter == "trace":
+            out = torch.jit.trace(m, (x,), check_trace=False)(x)
+        elif exporter == "legacy":
+            buf = io.BytesIO()
+            torch.onnx.export(m, (x,), buf, dynamo=False, input_names=["in0"])
+            out = _ort_run(buf.getvalue())(x)[0]
+    return bool((out == 1).all())
+
+
+PREDICATES = {
+    # predicate: (eager, export, export-strict, trace, legacy)
+    "jit.is_scripting": (lambda: torch.jit.is_scripting(), (False, False, False, False, False)),
+    "jit.is_tracing": (lambda: torch.jit.is_tracing(), (False, False, False, True, True)),
+    "compiler.is_exporting": (lambda: torch.compiler.is_exporting(), (False, True, True, False, False)),
+    "compiler.is_compiling": (lambda: torch.compiler.is_compiling(), (False, True, True, False, False)),
+    "onnx.is_in_onnx_export": (lambda: torch.onnx.is_in_onnx_export(), (False, False, False, False, True)),
+    "_get_tracing_state": (lambda: torch._C._get_tracing_state() is not None, (False, False, False, True, True)),
+}
+
+
+@pytest.mark.parametrize("name", list(PREDICATES))
+def test_export_mode_predicate_values(name):
+    fn, expected = PREDICATES[name]
+    got = tuple(_branch_taken(fn, e) for e in ("eager", "export", "export-strict", "trace", "legacy"))
+    assert got == expected
+
+
+def test_onnx_dynamo_answers_is_exporting_and_is_in_onnx_export():
+    x = torch.zeros(2, 3)
+
+    def both():
+        return torch.compiler.is_exporting() and torch.onnx.is_in_onnx_export() and not torch.jit.is_tracing()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(P.predicate_module(both), (x,), dynamo=True, verbose=False, input_names=["in0"])
+    out = _ort_run(prog.model_proto.SerializeToString())(x)[0]
+    assert bool((out == 1).all())
+
+
+def test_transformers_helpers_follow_the_torch_predicates():
+    tu = pytest.importorskip("transformers.utils", reason="transformers is not installed")
+    assert _branch_taken(tu.is_torchdynamo_compiling, "export") and not _branch_taken(tu.is_torchdynamo_compiling, "trace")
+    if hasattr(tu, "is_torchdynamo_exporting"):
+        assert _branch_taken(tu.is_torchdynamo_exporting, "export")
+        assert not _branch_taken(tu.is_torchdynamo_exporting, "trace")
+    if hasattr(tu, "is_tracing"):
+        assert _branch_taken(tu.is_tracing, "export") and _branch_taken(tu.is_tracing, "trace")
+
+
+# -- (d) validation guards on shapes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", ["p20a", "p20b", "p20c", "p20e"])
+@pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC], ids=["AUTO", "DYNAMIC"])
+def test_validation_guards_do_not_break_torch_export(pid, hint):
+    probe = _probe(pid)
+    ep = _export(probe, hint=hint)
+    assert _static_dims(ep, probe) == []
+    valid = [lbl for lbl, mk in probe.bs if _eager_ok(probe, mk)]
+    assert valid
+    for lbl in valid:
+        assert _outcome(ep.module(), probe, lbl) == "match"
+
+
+def _raises(run, args) -> bool:
+    try:
+        run(*args)
+    except Exception:  # noqa: BLE001
+        return True
+    return False
+
+
+def _eager_ok(probe, mk):
+    try:
+        probe.make()(*mk())
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.mark.parametrize("pid,invalid", [("p20a", "bad C"), ("p20b", "B odd"), ("p20e", "B non-multiple")])
+def test_torch_export_keeps_raising_validation_guards(pid, invalid):
+    probe = _probe(pid)
+    ep = _export(probe)
+    assert _raises(probe.make(), _b(probe, invalid))
+    assert _raises(ep.module(), _b(probe, invalid))
+
+
+def test_warn_only_shape_guard_narrows_the_torch_export_program():
+    """p20d: `if H % 4 != 0: warnings.warn(...)` -- torch.export records the example's side as a guard."""
+    probe = _probe("p20d")
+    ep = _export(probe)
+    assert _outcome(ep.module(), probe, "B multiple") == "match"
+    assert _outcome(ep.module(), probe, "B non-multiple") == "raise"
+    traced, _ = _trace(probe)
+    assert _outcome(traced, probe, "B non-multiple") == "match"
+
+
+def test_rank_checks_have_no_effect():
+    for pid in ("p19a", "p19b"):
+        probe = _probe(pid)
+        ep = _export(probe)
+        assert _static_dims(ep, probe) == []
+        assert _outcome(ep.module(), probe) == "match"
+        assert _outcome(_trace(probe)[0], probe) == "match"
+
+
+# -- (e) custom autograd.Function ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", ["p25a", "p25b"])
+def test_autograd_function_without_symbolic_exports_with_torch_export(pid):
+    probe = _probe(pid)
+    ep = _export(probe)
+    assert _outcome(ep.module(), probe) == "match"
+
+
+def test_autograd_function_is_a_python_op_in_jit_trace_and_cannot_be_saved():
+    probe = _probe("p25a")
+    traced, _ = _trace(probe)
+    assert [n.kind() for n in traced.graph.nodes()] == ["prim::PythonOp"]
+    assert _outcome(traced, probe) == "match"
+    with pytest.raises(RuntimeError, match="Could not export Python function call"):
+        torch.jit.save(traced, io.BytesIO())
+    assert _outcome(_onnx_legacy(probe), probe) == "match"  # legacy ONNX inlines the forward
+
+
+def test_autograd_function_with_item_is_silent_in_legacy_onnx():
+    probe = _probe("p25b")
+    assert _outcome(_onnx_legacy(probe), probe) == "mismatch"
+
+
+# -- (f) EXL042 forms -----------------------------------------------------------------------------------
+
+
+def test_float_scale_factor_is_silent_in_onnx_dynamo():
+    """p03 `scale_factor=float(x.shape[-1]) / 7`: ONNX dynamo with dynamic_shapes runs the baked size."""
+    probe = _probe("p03")
+    assert _outcome(_onnx_dynamo(probe), probe) == "mismatch"
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 3)]
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+def test_sym_float_does_not_rescue_a_scale_factor():
+    probe = _probe("p03b")
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    with pytest.raises(Exception, match="Guard failed"):
+        ep.module()(*_b(probe))
+
+
+@pytest.mark.parametrize("pid", ["p05", "p11b"])
+def test_int_of_true_division_is_pinned_by_export_and_silent_in_trace(pid):
+    """p05 `int(h / 2)`, p11b `int(h * 0.5)`: export passes (also with Dim.DYNAMIC) but pins the size."""
+    probe = _probe(pid)
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    assert _static_dims(ep, probe) == []
+    with pytest.raises(Exception, match="Guard failed"):
+        ep.module()(*_b(probe))
+    traced, tracer = _trace(probe)
+    assert tracer
+    assert _outcome(traced, probe) == "mismatch"
+    assert _outcome(_onnx_legacy(probe), probe) == "mismatch"
+
+
+def test_sym_int_is_an_export_fix_but_not_a_trace_fix():
+    probe = _probe("p05b")
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+def test_round_of_a_shape_exports_but_does_not_trace():
+    probe = _probe("p06")
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    assert _outcome(ep.module(), probe) == "match"
+    with pytest.raises(TypeError, match="__round__"):
+        _trace(probe)
+
+
+@pytest.mark.parametrize("pid", ["p07", "p07b"])
+def test_math_ceil_floor_export_correctly_but_are_silent_in_trace(pid):
+    probe = _probe(pid)
+    for strict in (False, True):
+        ep = _export(probe, strict=strict, hint=Dim.DYNAMIC)
+        assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+    assert _outcome(_onnx_legacy(probe), probe) == "mismatch"
+
+
+def test_negated_floor_division_ceil_is_wrong_in_onnx_but_the_plus_form_is_right():
+    """p08 `-(-h // s)`: both ONNX exporters truncate instead of flooring; p08b `(h + s - 1) // s` is right."""
+    bad, good = _probe("p08"), _probe("p08b")
+    assert _outcome(_export(bad, hint=Dim.DYNAMIC).module(), bad) == "match"
+    assert _outcome(_trace(bad)[0], bad) == "match"
+    assert _outcome(_onnx_legacy(bad), bad) == "mismatch"
+    assert _outcome(_onnx_legacy(good), good) == "match"
+    assert _outcome(_trace(good)[0], good) == "match"
+
+
+@pytest.mark.parametrize("pid", ["p09", "p09b"])
+def test_sqrt_of_a_dynamic_size_specialises_non_strict_but_not_strict(pid):
+    probe = _probe(pid)
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 1)]
+    assert _outcome(ep.module(), probe) == "raise"
+    ep = _export(probe, strict=True)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "raise"
+
+
+def test_numpy_on_a_shape_fails_non_strict_export():
+    # TypeError: loop of ufunc does not support argument 0 of type SymInt (from AttributeError: 'SymInt'
+    # object has no attribute 'sqrt')
+    with pytest.raises((TypeError, AttributeError), match="SymInt"):
+        _export(_probe("p09c"))
+
+
+def test_sqrt_of_a_static_feature_dim_is_harmless():
+    """p10 `/ math.sqrt(q.size(-1))` with batch and sequence dynamic, the feature dim fixed."""
+    probe = _probe("p10")
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
+
+def test_parameter_shapes_are_constants():
+    probe = _probe("p13")
+    ep = _export(probe, hint=Dim.DYNAMIC)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
+
+def test_torch_tensor_of_one_shape_value_is_dynamic_everywhere_but_a_list_is_baked_by_trace():
+    """EXL011: p17b `torch.tensor(seq_len)` is right in torch.export and jit.trace; p17c `[w, h, w, h]` is not in trace."""
+    one, many = _probe("p17b"), _probe("p17c")
+    assert _outcome(_export(one, hint=Dim.DYNAMIC).module(), one) == "match"
+    assert _outcome(_trace(one)[0], one) == "match"
+    assert _outcome(_export(many, hint=Dim.DYNAMIC).module(), many) == "match"
+    assert _outcome(_trace(many)[0], many) == "mismatch"
+
+
+def test_torch_tensor_of_a_range_over_a_size_specialises():
+    probe = _probe("p15")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 1)]
+
+
+# -- EXL020 / EXL002 / EXL010 ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", ["p21", "p22b", "p23a", "p23b", "p26a"])
+def test_data_dependent_guards_branches_and_iteration_fail_torch_export(pid):
+    with pytest.raises(Exception, match="data-dependent"):
+        _export(_probe(pid))
+
+
+def test_assert_async_keeps_a_data_dependent_check_in_torch_export():
+    probe = _probe("p21b")
+    ep = _export(probe)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _raises(ep.module(), _b(probe, "NaN"))
+    assert not _raises(_trace(probe)[0], _b(probe, "NaN"))  # jit.trace drops the check
+
+
+def test_tolist_into_split_exports_correctly():
+    probe = _probe("p22")
+    ep = _export(probe)
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "raise"

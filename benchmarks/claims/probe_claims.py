@@ -381,7 +381,7 @@ def main():
         if a.json:
             json.dump(res, open(a.json, "w"), indent=1)
         return
-    if a.group is None:
+    if a.group is None and a.only is None:
         run_predicates()
     sel = [p for p in P.PROBES.values() if (a.group is None or p.group == a.group)
            and (a.only is None or p.id in a.only.split(","))]

@@ -268,6 +268,30 @@ class P09C(nn.Module):
         return x.transpose(1, 2).reshape(b, c, m, m)
 
 
+@probe("p09d", "`torch.sym_int(torch.sym_float(n) ** 0.5)`", lambda: (r(2, 16, 3),), lambda: (r(2, 25, 3),), {0: [1]})
+class P09D(nn.Module):
+    def forward(self, x):
+        b, n, c = x.shape
+        m = torch.sym_int(torch.sym_float(n) ** 0.5)
+        return x.transpose(1, 2).reshape(b, c, m, m)
+
+
+@probe("p09e", "`int(torch.sym_float(n) ** 0.5)`", lambda: (r(2, 16, 3),), lambda: (r(2, 25, 3),), {0: [1]})
+class P09E(nn.Module):
+    def forward(self, x):
+        b, n, c = x.shape
+        m = int(torch.sym_float(n) ** 0.5)
+        return x.transpose(1, 2).reshape(b, c, m, m)
+
+
+@probe("p09f", "`math.isqrt(n)`", lambda: (r(2, 16, 3),), lambda: (r(2, 25, 3),), {0: [1]})
+class P09F(nn.Module):
+    def forward(self, x):
+        b, n, c = x.shape
+        m = math.isqrt(n)
+        return x.transpose(1, 2).reshape(b, c, m, m)
+
+
 @probe("p10", "`/ math.sqrt(q.size(-1))`, last dim static, batch+seq dynamic",
        lambda: (r(2, 5, 8),), lambda: (r(3, 7, 8),), {0: [0, 1]})
 class P10(nn.Module):

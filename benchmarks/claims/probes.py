@@ -228,6 +228,13 @@ class P07B(nn.Module):
         return x[..., : n * 4]
 
 
+@probe("p07c", "`math.trunc(h / s)` as a size", lambda: (r(1, 2, 10),), lambda: (r(1, 2, 13),), {0: [2]})
+class P07C(nn.Module):
+    def forward(self, x):
+        n = math.trunc(x.shape[-1] / 4)
+        return x[..., : n * 4]
+
+
 @probe("p08", "`-(-h // s)` (integer ceil, control)", lambda: (r(1, 2, 10),), lambda: (r(1, 2, 13),), {0: [2]})
 class P08(nn.Module):
     def forward(self, x):

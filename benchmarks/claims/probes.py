@@ -315,6 +315,24 @@ class P10B(nn.Module):
         return scores.softmax(-1)
 
 
+@probe("p10c", "`x * (h / 7)` (true division used as a tensor scalar)", lambda: (r(2, 14),), lambda: (r(2, 21),), {0: [1]})
+class P10C(nn.Module):
+    def forward(self, x):
+        return x * (x.shape[-1] / 7)
+
+
+@probe("p10d", "`x * h ** 0.5` (power used as a tensor scalar)", lambda: (r(2, 14),), lambda: (r(2, 21),), {0: [1]})
+class P10D(nn.Module):
+    def forward(self, x):
+        return x * x.shape[-1] ** 0.5
+
+
+@probe("p10e", "`x * float(h)` (float() used as a tensor scalar)", lambda: (r(2, 14),), lambda: (r(2, 21),), {0: [1]})
+class P10E(nn.Module):
+    def forward(self, x):
+        return x * float(x.shape[-1])
+
+
 @probe("p11", "`h * 0.5` passed directly as a size", lambda: (r(1, 2, 8),), lambda: (r(1, 2, 12),), {0: [2]})
 class P11(nn.Module):
     def forward(self, x):

@@ -38,9 +38,8 @@ class M(nn.Module):
         "x.size(1) == 4",
         "x.size()[-1] != 3",
         "x.numel() == 0",
-        "len(x.flatten(1)) > 2",
-        "int(x.shape[0] * 0.5) > 1",
-        "math.sqrt(x.shape[-1]) > 2",
+        "x.flatten(1).shape[0] > 2",
+        "x.shape[0] * 0.5 > 1",
         "min(x.shape[-2:]) > 8",
         "x.shape == (2, 4)",
     ],
@@ -81,8 +80,9 @@ def test_int_of_item_is_only_item():
     assert just_codes(module("k = int(x.sum().item())\nx = x * k")) == {"EXL001"}
 
 
-def test_conversion_of_shapes_is_fine():
-    assert just_codes(module("k = int(x.shape[-1])\nf = float(x.size(0))\nx = x * k * f")) == set()
+def test_conversion_of_shapes_leaves_symbolic_arithmetic():
+    # int()/float() on sizes specialise the dim (torch.export) or bake it (jit.trace): EXL042, once
+    assert codes(module("k = int(x.shape[2])\nf = float(x.size(0))\nx = x * k * f")) == {(13, "EXL042"), (14, "EXL042")}
 
 
 # ---------------------------------------------------------------- parameters

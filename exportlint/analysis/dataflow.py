@@ -522,7 +522,10 @@ class Interpreter:
         tags = frozenset()
         if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):
             tags = frozenset({"bool"})
-        return combine([left, right], tags)
+        result = combine([left, right], tags)
+        if result.is_shape and not result.is_data and _makes_float(node):
+            return result.with_(tags=result.tags | {"float"})  # `h / s`, `h ** 0.5`: a float of sizes
+        return result
 
     def e_UnaryOperation(self, node: cst.UnaryOperation, frame: Frame) -> Val:
         v = self.expr(node.expression, frame)
@@ -728,6 +731,11 @@ class Interpreter:
         if SEQ in base.kinds or base.has("shape_seq"):
             if bounds:  # a slice of a sequence keeps its shape
                 return base
+            if base.has("shape_seq") and base.items is None and len(node.slice) == 1:
+                idx = node.slice[0].slice
+                if isinstance(idx, cst.Index) and _is_minus_one(idx.value):
+                    e = element_of(base)
+                    return e.with_(tags=e.tags | {"last_axis"}) if e.is_shape else e
             if base.items is not None and len(index_vals) == 1 and len(node.slice) == 1:
                 idx = node.slice[0].slice
                 if isinstance(idx, cst.Index) and isinstance(idx.value, cst.Integer):
@@ -870,6 +878,11 @@ class Interpreter:
             result = combine(args.all())
             if result.is_tensor:
                 return kind(DDS, prov=result.prov)
+            if result.is_shape and not result.is_data and args.positional:
+                shaped = [(v, n) for v, n in zip(args.positional, args.nodes) if v.is_shape]
+                value, operand = shaped[0] if shaped else (result, node)
+                form = f"{root}.{qual.rsplit('.', 1)[-1]}()" if root == "math" else f"{root}()"
+                return self.shape_conversion(node, form, result.with_(tags=result.tags | (value.tags & {"float"})), operand, frame)
             return result if result.kinds else const()
         found = frame.file.resolve_function(qual)
         if found is not None:
@@ -884,6 +897,15 @@ class Interpreter:
         if last[:1].isupper():
             return Val(tags=frozenset({"module"}))
         return UNKNOWN
+
+    def shape_conversion(self, node: cst.Call, form: str, value: Val, operand: cst.BaseExpression, frame: Frame) -> Val:
+        """A shape value leaves symbolic integer arithmetic (``int(h)``, ``math.sqrt(n)``): the
+        exporters of this target either keep it symbolic or fix it to the example's value."""
+        fixed = api.specialises(form, "float" in value.tags, self.target.value)
+        self.emit(ev.ShapeConversion(node, form, value, operand, fixed), frame)
+        if fixed:
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"specialised"}))
+        return value.with_(items=None, elem=None, ref=None, tags=value.tags - {"shape_seq", "float"}, kinds=value.kinds - {SEQ})
 
     def predicate(self, qual: str) -> Val:
         """An is-exporting predicate: its value under this target's exporters, when they agree."""
@@ -958,8 +980,10 @@ class Interpreter:
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
         first = args.positional[0] if args.positional else UNKNOWN
         first_node = node.args[0].value if node.args else node
-        if name in api.CONVERTERS:
+        if name in api.CONVERTERS or (name == "round" and first.is_shape):
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
+            if first.is_shape and not first.is_data:
+                return self.shape_conversion(node, f"{name}()", first, first_node, frame)
             if first.is_tensor:
                 tags = ("size_tensor",) if first.has("size_tensor") else ()
                 return kind(DDS, *tags, prov=first.prov + (_source_step(frame, node),))
@@ -969,6 +993,9 @@ class Interpreter:
         if name == "len":
             if first.is_tensor and first.has("maybe_tuple"):
                 return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
+            if first.is_tensor and _size_kind(first) == SHAPE:
+                # `__len__` must return a Python int: like int(x.shape[0]) (measured, p18a)
+                return self.shape_conversion(node, "len()", kind(SHAPE, prov=first.prov), first_node, frame)
             if first.is_tensor:
                 return kind(_size_kind(first), prov=first.prov)
             if first.has("shape_seq"):
@@ -1028,6 +1055,9 @@ class Interpreter:
                 return seq_of(res if name == "map" else element)
             return seq_of(UNKNOWN)
         if name == "range":
+            shaped = [(v, n.value) for v, n in zip(args.positional, node.args) if v.is_shape and not v.is_data]
+            if shaped:  # list(range(seq_len)): a Python list as long as a dim (measured, p15)
+                self.shape_conversion(node, "range()", shaped[0][0], shaped[0][1], frame)
             return seq_of(const())
         if name == "next" and args.positional:
             return element_of(first) if SEQ in first.kinds else first
@@ -1057,7 +1087,8 @@ class Interpreter:
             return kind(DDS, prov=prov)
         if name == "size":
             if args.positional or "dim" in args.keywords:
-                return kind(_size_kind(receiver), prov=prov)
+                last = bool(node.args) and _is_minus_one(node.args[0].value)
+                return kind(_size_kind(receiver), *(("last_axis",) if last else ()), prov=prov)
             return _shape_seq(receiver)
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
@@ -1128,6 +1159,21 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+        and node.expression.value == "1"
+    )
+
+
+def _makes_float(node: cst.BinaryOperation) -> bool:
+    if isinstance(node.operator, cst.Divide):
+        return True
+    return isinstance(node.operator, cst.Power) and not isinstance(node.right, cst.Integer)
 
 
 class _DeadLoop(Exception):

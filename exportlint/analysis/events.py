@@ -108,6 +108,18 @@ class DataShapeOp(Event):
 
 
 @dataclass
+class ShapeConversion(Event):
+    """A shape value leaves symbolic integer arithmetic: ``int(h)``, ``float(h)``, ``round(h / 2)``,
+    ``math.sqrt(n)``, numpy on it.  ``specialises``: the target's exporters fix the dims it came
+    from to the example's size (torch.export) or bake the value (jit.trace)."""
+
+    form: str  # "int()", "math.sqrt()", "numpy()" …
+    value: Val
+    operand: cst.BaseExpression
+    specialises: bool
+
+
+@dataclass
 class DeviceString(Event):
     """A hard-coded device: ``.cuda()``, ``.to("cuda")``, ``device="cpu"`` …"""
 

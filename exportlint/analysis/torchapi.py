@@ -20,16 +20,18 @@ EXPORT_PREDICATES: dict[str, tuple[bool | None, bool | None]] = {
     "torch._dynamo.is_compiling": (True, False),
     "torch._utils.is_compiling": (True, False),
     "torch.onnx.is_in_onnx_export": (None, None),
+    "transformers.utils.is_tracing": (True, True),  # compiling, or jit-tracing: True under every exporter
 }
 # Model libraries' wrappers of those predicates, by the name they are imported under.
 PREDICATE_HELPERS = {
     "is_torchdynamo_compiling": "torch.compiler.is_compiling",  # transformers
     "is_torchdynamo_exporting": "torch.compiler.is_exporting",  # transformers
+    "is_tracing": "transformers.utils.is_tracing",  # transformers (torch.jit.is_tracing is torch.*)
     "_is_tracing": "torch.jit.is_tracing",  # torchvision
 }
 # What a rule recommends to users for telling export from eager, per target (EXL060 info).
 RECOMMENDED_PREDICATES = {
-    "export": ("torch.compiler.is_exporting", "torch.compiler.is_compiling"),
+    "export": ("torch.compiler.is_exporting",),
     "trace": ("torch.jit.is_tracing", "torch._C._get_tracing_state", "torch.jit._trace.is_tracing"),
 }
 
@@ -207,6 +209,26 @@ HOST_NUMPY = {"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.asconti
 MATH_ROOTS = ("math", "random", "numpy")
 
 CONVERTERS = {"int", "float", "bool", "complex"}
+
+# Shape values leaving symbolic integer arithmetic (EXL042), measured on torch 2.13
+# (benchmarks/claims/measured.md).  jit.trace holds sizes as traced 0-d tensors: every conversion
+# to a Python number bakes the example's value.  torch.export (non-strict, the default; ONNX dynamo
+# falls back to it) specialises the dim for these forms; the others stay symbolic.
+EXPORT_SPECIALISING = {
+    "int()", "float()", "round()", "bool()", "complex()", "len()", "range()", "numpy()", "math.sqrt()", "math.log()",
+    "math.log2()", "math.exp()", "math.pow()",
+}
+# ... forms that stay symbolic under torch.export (`math.ceil(h / s)` is a SymInt expression).
+EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
+
+
+def specialises(form: str, on_float: bool, target: str) -> bool:
+    """Does the target's exporter fix a dynamic dim (or bake the value) at this conversion?"""
+    if target == "trace":
+        return True
+    if form in EXPORT_SYMBOLIC_ON_FLOATS:
+        return False
+    return form in EXPORT_SPECIALISING or form.startswith("math.")
 
 DEVICE_METHODS = {"cuda", "cpu"}
 

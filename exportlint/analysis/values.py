@@ -256,6 +256,10 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         v.is_shape or v.is_dds for v in vals
     ):
         tags.add("param")  # arithmetic on parameters only: still a parameter-shaped tensor
+    if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):
+        tags.add("float")  # arithmetic on a float of sizes stays a float
+    if k == SHAPE and all(v.has("last_axis") for v in vals if v.is_shape):
+        tags.add("last_axis")  # `q.size(-1) ** -0.5`: still about the last (feature) axis
     if k == TENSOR and any(v.has("dds_shape") for v in vals):
         tags.add("dds_shape")
     data = [v for v in vals if v.is_tensor or v.is_dds]

@@ -9,7 +9,8 @@ from exportlint.rules.control import (
 from exportlint.rules.host import NumpyOnTensor, TensorItem, TensorToHost, TensorToScalar
 from exportlint.rules.misc import AutogradFunctionWithoutSymbolic, HardcodedDevice
 from exportlint.rules.shapes import (
-    DataDependentOutputShape, DataDependentSlice, SizeTensorConcat, TensorFromRuntimeValues, TensorSizeArg,
+    DataDependentOutputShape, DataDependentSlice, ShapeSpecialisation, SizeTensorConcat, TensorFromRuntimeValues,
+    TensorSizeArg,
 )
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -25,6 +26,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DataDependentOutputShape,
     SizeTensorConcat,
     TensorSizeArg,
+    ShapeSpecialisation,
     NumpyOnTensor,
     HardcodedDevice,
     ExportModeBranch,

@@ -116,7 +116,7 @@ class DataDependentLoop(Rule):
             ctx,
             e.node,
             f"loop count `{count}` is {_what(value)}: the trip count depends on tensor data",
-            "vectorize the loop, or bound it by a constant / `x.shape[i]` and mask the extra iterations"
+            "vectorize the loop, or bound it by a constant and mask the extra iterations"
             + (" (jit.trace unrolls it for the example)" if ctx.trace else " (torch.export cannot specialise `range()` of a data-dependent value)"),
             *[v for _, v in bad],
         )
@@ -124,9 +124,13 @@ class DataDependentLoop(Rule):
 
 class ShapeDependentBranch(Rule):
     code = "EXL022"
-    events = (ev.Branch,)
+    events = (ev.Branch, ev.CountedLoop)
 
-    def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
+    def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
+        if isinstance(e, ev.CountedLoop):
+            yield from self._loop(e, ctx)
+            return
+        assert isinstance(e, ev.Branch)
         # A validation guard (`if bad: raise`, `assert`) on shapes becomes a range constraint or a
         # runtime assert under torch.export and is dropped by jit.trace: never a finding.
         if e.kind in ("guard", "assert") or e.cond.truth is not None:
@@ -146,6 +150,27 @@ class ShapeDependentBranch(Rule):
             )
         yield self.finding(
             ctx, e.node, f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on input shapes: decided for the example's shape", hint, e.cond
+        )
+
+    def _loop(self, e: ev.CountedLoop, ctx: RuleContext) -> Iterator[Finding]:
+        # `for i in range(x.shape[1])`: measured (p14) to specialise the dim under torch.export
+        # (`Dim.AUTO`; a named Dim and ONNX dynamo fail) and to unroll silently under jit.trace.
+        shaped = [(n, v) for n, v in e.counts if v.is_shape and not v.is_data]
+        if not shaped or any(v.is_data for _, v in e.counts):
+            return
+        node, value = shaped[0]
+        count = ctx.code(node)
+        why = (
+            "jit.trace unrolls it for the example's size, without a warning"
+            if ctx.trace
+            else "torch.export unrolls it for the example's size and fixes that dim (`Dim.AUTO`; a named `Dim` fails)"
+        )
+        yield self.finding(
+            ctx,
+            e.node,
+            f"loop count `{count}` depends on input shapes: {why}",
+            "vectorize over that dim (batched tensor ops, `torch.arange(n)` with broadcasting) instead of a Python loop",
+            *[v for _, v in shaped],
         )
 
 

@@ -6,6 +6,8 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
+from exportlint.analysis.values import SEQ
+from exportlint.diagnostics import Severity
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -22,8 +24,10 @@ class TensorFromRuntimeValues(Rule):
         if not data.carries_runtime_values:
             return
         holds_data = data.contains(lambda v: v.is_data)
-        if not ctx.trace and not holds_data:
-            return  # sizes and constants only: torch.export and ONNX dynamo keep them symbolic (measured)
+        if not holds_data and (not ctx.trace or SEQ not in data.kinds):
+            # sizes only: torch.export and ONNX dynamo keep them symbolic, and jit.trace records one
+            # size (`torch.tensor(seq_len)`) as `aten::size`; only a list of sizes is baked (p17)
+            return
         if data.contains(lambda v: v.is_tensor):
             hint = "combine the tensors with `torch.stack([...])` / `torch.cat` instead of re-wrapping their values"
         elif data.contains(lambda v: v.is_dds):
@@ -124,3 +128,107 @@ class TensorSizeArg(Rule):
             "pass Python numbers computed from `x.shape` (e.g. `size=(h * 2, w * 2)`) instead of tensors",
             *bad,
         )
+
+
+class ShapeSpecialisation(Rule):
+    """EXL042: ``int(h)``, ``float(w0) / sqrt_N``, ``math.sqrt(n)`` on sizes of a dynamic input."""
+
+    code = "EXL042"
+    events = (ev.ShapeConversion, ev.SizeArg)
+
+    def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
+        if isinstance(e, ev.SizeArg):
+            yield from self._float_size(e, ctx)
+            return
+        assert isinstance(e, ev.ShapeConversion)
+        if not e.specialises:
+            return
+        operand = ctx.code(e.operand)
+        severity = _severity(e, ctx)
+        if e.value.has("last_axis"):
+            yield self.finding(
+                ctx,
+                e.node,
+                f"`{ctx.code(e.node)}` turns the last-axis size `{operand}` into a Python number: fine while that "
+                "axis is a fixed feature dim (the usual attention scale); if it is dynamic, "
+                + ("jit.trace bakes it" if ctx.trace else "torch.export fixes it to the example's size"),
+                _hint(e.form, operand),
+                e.value,
+                severity=severity,
+            )
+            return
+        if ctx.trace:
+            why = "jit.trace records the example's value as a constant (the traced model is wrong on other sizes)"
+        else:
+            why = (
+                "torch.export fixes the input dims it came from to the example's size (`Dim.AUTO` exports a "
+                "static model that rejects other sizes; a named `Dim` fails)"
+            )
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{ctx.code(e.node)}` turns the shape value `{operand}` into a Python "
+            + ("list" if e.form == "range()" else "number")
+            + f": {why}",
+            _hint(e.form, operand),
+            e.value,
+            severity=severity,
+        )
+
+    def _float_size(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:
+        floats = [v for v in [e.value] + list(e.elements) if v.is_shape and not v.is_data and v.has("float")]
+        if not floats:
+            return
+        if ctx.trace:
+            why = "under jit.trace sizes are traced tensors, so this is a tensor `scale_factor` (the trace fails or bakes it)"
+        else:
+            why = "torch.export guards on the float expression: the exported program fails on the next input size"
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{e.param}` of `{e.op}` is a float computed from input sizes (`{ctx.code(e.node)}`): {why}",
+            "compute integer sizes from the shape and pass them instead, e.g. `size=(h // p, w // p)`; "
+            "keep divisions integral (`h // s`, `-(-h // s)` for a ceiling)",
+            *floats,
+        )
+
+
+# Measured severities per form (benchmarks/claims/measured.md), as (export, trace); the rest is
+# the catalogue's error/error.
+_FORM_SEVERITY = {
+    "int()": (Severity.WARNING, Severity.ERROR),  # of an integer size: non-strict specialises (loud)
+    "len()": (Severity.WARNING, Severity.ERROR),
+    "range()": (Severity.WARNING, Severity.ERROR),
+    "round()": (Severity.WARNING, Severity.ERROR),  # torch.export keeps it; ONNX dynamo fails loudly
+}
+
+
+def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:
+    if e.value.has("last_axis"):
+        return Severity.INFO  # `/ math.sqrt(q.size(-1))`: correct everywhere when that dim is static (p10)
+    pair = _FORM_SEVERITY.get(e.form)
+    if pair is None or (e.form == "int()" and e.value.has("float")):
+        return None  # `int(h / 2)`, `float(h)`, `math.sqrt(n)`: silent in ONNX dynamo or jit.trace
+    return pair[1] if ctx.trace else pair[0]
+
+
+def _hint(form: str, operand: str) -> str:
+    if form in ("math.ceil()", "math.floor()", "round()"):
+        return (
+            f"keep it integral with floor division on the size: `{operand.replace('/', '//')}`"
+            + (" (for a ceiling: `(h + s - 1) // s`; `-(-h // s)` is computed wrongly by both ONNX exporters)" if form == "math.ceil()" else "")
+        )
+    if form == "len()":
+        return f"use `{operand}.shape[0]` (a symbolic size) instead of `len({operand})`"
+    if form == "range()":
+        return "build the sequence with tensor ops on the size (`torch.arange(n)`) instead of a Python list"
+    if form == "math.sqrt()":
+        return (
+            "derive the grid from integer sizes instead of a square root (pass `h // p`, `w // p` explicitly); "
+            "where a float is unavoidable use `torch.sym_float(n) ** 0.5` so it stays symbolic"
+        )
+    return (
+        f"keep `{operand}` as the shape's own integer (`h // s` instead of `int(h / s)`; no `int()`/`float()` "
+        "on sizes); where a float is unavoidable use `torch.sym_float(...)` / `torch.sym_int(...)`; if it feeds "
+        "`F.interpolate`, pass `size=(h // p, w // p)` instead of a `scale_factor`"
+    )

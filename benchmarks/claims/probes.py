@@ -423,6 +423,38 @@ class P17C(nn.Module):
         return boxes * torch.tensor([w, h, w, h])
 
 
+@probe("p17d", "`torch.tensor([x.sum().item(), 1.0])` (data-dependent scalar)",
+       lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
+class P17D(nn.Module):
+    def forward(self, x):
+        n = x.sum().item()
+        return x * torch.tensor([n, 1.0]).sum()
+
+
+@probe("p17e", "`torch.tensor(x.max())` (tensor data)", lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
+class P17E(nn.Module):
+    def forward(self, x):
+        return x / torch.tensor(x.max())
+
+
+@probe("p17f", "`torch.Tensor([v for v in x.sum(1)])` (tensor elements)", lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
+class P17F(nn.Module):
+    def forward(self, x):
+        return x * torch.Tensor([v for v in x.sum(1)]).unsqueeze(1)
+
+
+@probe("p17g", "`torch.tensor(x.sum(1).tolist())`", lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
+class P17G(nn.Module):
+    def forward(self, x):
+        return x * torch.tensor(x.sum(1).tolist()).unsqueeze(1)
+
+
+@probe("p17h", "`torch.tensor([x[0, 0], x[1, 0]])` (list of 0-d tensors)", lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
+class P17H(nn.Module):
+    def forward(self, x):
+        return x * torch.tensor([x[0, 0], x[1, 0]]).unsqueeze(1)
+
+
 @probe("p18a", "`x.new_zeros(len(x), 3)`", lambda: (r(3, 4),), lambda: (r(5, 4),), {0: [0]})
 class P18A(nn.Module):
     def forward(self, x):

@@ -438,9 +438,14 @@ class Interpreter:
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
         if isinstance(event, ev.Branch):
-            node = event.cond_node
-            while id(node) in self.deciding:
-                node = self.deciding[id(node)]
+            node = event.cond_node  # descend through `and` / `or` / `not` to the deciding part
+            while True:
+                if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                    node = node.expression
+                elif isinstance(node, cst.BooleanOperation) and id(node) in self.deciding:
+                    node = self.deciding[id(node)]
+                else:
+                    break
             event.deciding = node
         self.sink(event, frame.file, frame)
 
@@ -519,6 +524,9 @@ class Interpreter:
         if isinstance(node.operator, (cst.Add, cst.Multiply)) and (SEQ in left.kinds or SEQ in right.kinds):
             if "shape_seq" in left.tags and "shape_seq" in right.tags:
                 return seq_of(kind(SHAPE), "shape_seq", prov=merge_prov([left, right]))
+            if isinstance(node.operator, cst.Multiply) and isinstance(node.left if SEQ in left.kinds else node.right, (cst.List, cst.Tuple)):
+                seq = left if SEQ in left.kinds else right
+                return seq_of(element_of(seq), *(seq.tags & {"shape_seq"}), prov=seq.prov)  # `[v] * n`: n copies of v
         tags = frozenset()
         if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):
             tags = frozenset({"bool"})
@@ -871,6 +879,8 @@ class Interpreter:
         helper = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
         if helper is not None:
             return self.predicate(helper)
+        if _library_data_shape(qual):
+            return self.library_data_shape(node, qual, args, frame)
         if root in api.MATH_ROOTS:
             if ".random" in qual or root == "random":
                 return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
@@ -901,11 +911,18 @@ class Interpreter:
     def shape_conversion(self, node: cst.Call, form: str, value: Val, operand: cst.BaseExpression, frame: Frame) -> Val:
         """A shape value leaves symbolic integer arithmetic (``int(h)``, ``math.sqrt(n)``): the
         exporters of this target either keep it symbolic or fix it to the example's value."""
+        if value.has("random"):
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
         fixed = api.specialises(form, "float" in value.tags, self.target.value)
         self.emit(ev.ShapeConversion(node, form, value, operand, fixed), frame)
         if fixed:
             return Val(kinds=frozenset({CONST}), tags=frozenset({"specialised"}))
         return value.with_(items=None, elem=None, ref=None, tags=value.tags - {"shape_seq", "float"}, kinds=value.kinds - {SEQ})
+
+    def library_data_shape(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        """``torchvision.ops.nms(...)`` & co.: a tensor whose size depends on data."""
+        self.emit(ev.DataShapeOp(node, qual, args.positional[0] if args.positional else None), frame)
+        return kind(TENSOR, "dds_shape", prov=args.prov())
 
     def predicate(self, qual: str) -> Val:
         """An is-exporting predicate: its value under this target's exporters, when they agree."""
@@ -933,6 +950,8 @@ class Interpreter:
             return Val(tags=frozenset({"module"}))
         if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
             return args.positional[-1]
+        if _library_data_shape(qual):
+            return self.library_data_shape(node, qual, args, frame)
         if qual.startswith("torch.ops."):
             return kind(TENSOR, "maybe_tuple", prov=args.prov())  # a custom op: a tensor or a tuple
         if qual in api.CALL_THROUGH_FUNCS and args.positional:
@@ -980,6 +999,8 @@ class Interpreter:
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
         first = args.positional[0] if args.positional else UNKNOWN
         first_node = node.args[0].value if node.args else node
+        if (name in api.CONVERTERS or name == "round") and first.has("random"):
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
         if name in api.CONVERTERS or (name == "round" and first.is_shape):
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
             if first.is_shape and not first.is_data:
@@ -1072,13 +1093,15 @@ class Interpreter:
     def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
         if receiver.has("maybe_tuple") and name in api.CONTAINER_METHODS:
             return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
+        if receiver.has("random") and name in ("item", "tolist", "numpy", "__array__"):
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
         self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
         self._device_call(node, name, args, frame)
         prov = receiver.prov
         if name in ("item", "tolist", "numpy", "__array__"):
             prov = prov + (_source_step(frame, node),)
-        if name in api.RANDOM_METHODS or (receiver.has("random") and name in ("item", "tolist", "float", "int", "long")):
-            return kind(TENSOR if name in api.RANDOM_METHODS else DDS, "random", prov=prov)
+        if name in api.RANDOM_METHODS:
+            return kind(TENSOR, "random", prov=prov)
         if name == "item":
             return kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
         if name == "tolist":
@@ -1161,6 +1184,11 @@ _SHAPE_KEEPING = {
 }
 
 
+def _library_data_shape(qual: str) -> bool:
+    package, _, last = qual.rpartition(".")
+    return last in api.DATA_SHAPE_LIBRARY.get(package, ())
+
+
 def _is_minus_one(node: cst.BaseExpression) -> bool:
     return (
         isinstance(node, cst.UnaryOperation)
@@ -1188,8 +1216,10 @@ def _rank(v: Val) -> int:
 def _is_logging_stmt(stmt: cst.CSTNode) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(_is_logging_stmt(s) for s in stmt.body)
-    if isinstance(stmt, (cst.Pass, cst.Raise)):
+    if isinstance(stmt, (cst.Pass, cst.Raise, cst.Assert)):
         return True
+    if isinstance(stmt, cst.If):
+        return _is_inert(stmt)
     if isinstance(stmt, cst.Expr):
         v = stmt.value
         if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
@@ -1508,6 +1538,10 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     """Kind of a parameter when nobody passes it: the forward's inputs, or an uncalled nested function."""
     if not entry:
         return UNKNOWN
+    default = p.default
+    if default is not None and (name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES)):
+        if isinstance(default, cst.Name) and default.value in ("None", "False"):
+            return kind(NONE)  # `labels=None`, `return_loss=False`: export passes no training targets
     ann = p.annotation.annotation if p.annotation is not None else None
     if ann is not None:
         text = ref.file.code(ann).replace(" ", "")
@@ -1532,9 +1566,6 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
         if "Tensor" in head:
             return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
-    default = p.default
-    if default is not None and (name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES)):
-        return kind(NONE)  # `labels=None`, `return_loss=False`: export passes no training targets
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
     if default is not None and name.startswith(FLAG_PREFIXES):

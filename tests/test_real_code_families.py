@@ -1,0 +1,533 @@
+"""The false-positive and missed families found on real model code (timm, transformers,
+torchvision), each as a minimal negative (must stay quiet) and positive (must be reported).
+
+The snippets are written in the shape of the real code that produced the finding, not copied.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from exportlint.diagnostics import Severity
+from snippets import codes, lint
+
+
+def found(src: str, target: str = "export") -> set[str]:
+    return {c for _, c in codes(src, target)}
+
+
+# ---------------------------------------------------------------- 1. ranks and parameter shapes
+@pytest.mark.parametrize(
+    "cond",
+    ["x.ndim == 4", "x.dim() == 3", "len(x.shape) == 3", "len(x.size()) != 4", "x.ndimension() > 2"],
+)
+def test_rank_checks_are_constants(cond):
+    src = f"""
+    class Head(nn.Module):
+        def forward(self, x):
+            if {cond}:
+                x = x.flatten(2)
+            elif x.ndim == 5:
+                x = x.mean(2)
+            return x
+    """
+    assert found(src) == set()
+
+
+def test_parameter_shapes_are_constants_but_input_shapes_are_not():
+    src = """
+    class PosEmbed(nn.Module):
+        def __init__(self, n=16, dim=8):
+            super().__init__()
+            self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim))
+
+        def forward(self, x):
+            N = self.pos_embed.shape[1] - 1
+            M = int(math.sqrt(N))
+            if self.pos_embed.size(-1) != 8:
+                x = x * 2
+            grid = self.pos_embed[:, 1:].reshape(1, M, M, -1)
+            if x.shape[1] - 1 != N:
+                x = x[:, :N]
+            return x + grid.flatten(1, 2).sum()
+    """
+    assert codes(src) == {(13, "EXL022")}
+
+
+# ---------------------------------------------------------------- 2. validation guards
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "if x.shape[1] != self.channels:\n    raise ValueError(f'expected {self.channels} channels')",
+        "if not torch.jit.is_scripting():\n    if H != W:\n        raise ValueError('square')",
+        "if H % self.patch != 0 or W % self.patch != 0:\n    warnings.warn('input not divisible by patch size')",
+        "if H % self.patch != 0:\n    logger.warning_once('padding')\nelif W > 4096:\n    raise ValueError('too wide')",
+        "assert H % self.patch == 0, 'H must be divisible'",
+        "torch._assert(W == H, 'square inputs only')",
+    ],
+)
+def test_shape_validation_guards_are_not_findings(guard):
+    body = "\n".join("            " + line for line in guard.splitlines())
+    src = f"""
+    class PatchEmbed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.channels = 3
+            self.patch = 16
+
+        def forward(self, x):
+            B, C, H, W = x.shape
+{body}
+            return x.flatten(2)
+    """
+    assert found(src) == set()
+    assert found(src, "trace") == set()
+
+
+def test_data_dependent_guard_stays_an_error_with_a_check_hint():
+    src = """
+    class Checked(nn.Module):
+        def forward(self, x):
+            if torch.isnan(x).any():
+                raise ValueError("NaN in input")
+            return x * 2
+    """
+    (d,) = [d for d in lint(src) if d.code == "EXL020"]
+    assert d.severity is Severity.ERROR and "torch._assert_async" in d.hint
+
+
+def test_a_guard_with_an_else_doing_work_is_a_branch():
+    src = """
+    class Pad(nn.Module):
+        def forward(self, x):
+            if x.shape[-1] % 2:
+                raise ValueError("odd")
+            else:
+                x = x * 2
+            return x
+    """
+    assert found(src) == {"EXL022"}
+
+
+# ---------------------------------------------------------------- 3. training-only code
+def test_training_only_code_is_cut_from_reachability():
+    src = """
+    def drop_path(x, drop_prob: float = 0.0, training: bool = False):
+        if drop_prob == 0.0 or not training:
+            return x
+        keep = x.new_empty(x.shape[0]).bernoulli_(1 - drop_prob)
+        if keep.sum().item() == 0:
+            return x * 0
+        return x * keep
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop_prob = 0.1
+
+        def forward(self, x, labels=None, return_loss: bool | None = None):
+            x = drop_path(x, self.drop_prob, self.training)
+            if self.training and x.sum().item() > 0:
+                x = x * 2
+            if not self.training:
+                return x
+            for row in x.nonzero():
+                x = x + row.sum()
+            return x
+    """
+    assert found(src) == set()
+
+
+def test_loss_computation_behind_labels_is_not_export_code():
+    src = """
+    class Classifier(nn.Module):
+        def forward(self, pixel_values, labels: torch.LongTensor | None = None, return_loss: bool | None = None):
+            logits = pixel_values.flatten(1)
+            loss = None
+            if labels is not None:
+                if labels.max().item() > 1:
+                    loss = logits.sum()
+            if return_loss:
+                loss = logits[labels > 0].sum()
+            return logits, loss
+    """
+    assert found(src) == set()
+    live = src.replace("labels", "mask").replace("return_loss", "use_mask")  # not training targets
+    assert {"EXL001", "EXL032"} <= found(live)
+
+
+def test_losses_criteria_and_matchers_are_never_export_roots():
+    src = """
+    class FocalLoss(nn.Module):
+        def forward(self, logits, targets):
+            return logits[targets.nonzero()].sum().item()
+
+    class HungarianMatcher(nn.Module):
+        def forward(self, outputs, targets):
+            return [t.nonzero().item() for t in targets]
+
+    class SetCriterion(nn.Module):
+        def forward(self, outputs, targets):
+            return outputs.sum().item()
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+    """
+    assert codes(src) == {(16, "EXL001")}
+
+
+# ---------------------------------------------------------------- 4. exporter-constant predicates
+SCRIPTING = """
+class Block(nn.Module):
+    def forward(self, x):
+        if not torch.jit.is_scripting() and x.sum().item() > 0:
+            x = x * 2
+        if torch.jit.is_scripting():
+            y = x.tolist()
+        return x
+"""
+
+
+def test_is_scripting_is_false_under_every_exporter():
+    # `not is_scripting()` is True: the condition is decided by the data part only
+    assert codes(SCRIPTING, header=True) >= {(4, "EXL020")}
+    assert "EXL060" not in found(SCRIPTING) and "EXL002" not in found(SCRIPTING)
+
+
+def test_predicates_select_the_arm_each_target_runs():
+    src = """
+    class Head(nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_exporting():
+                return x.softmax(-1)
+            if torch.jit.is_tracing():
+                return x.sigmoid()
+            n = x.sum().item()
+            return x * n
+    """
+    # export runs the first arm and returns: the rest is dead; is_exporting() is what EXL060 recommends
+    (d,) = lint(src)
+    assert (d.code, d.line - 3, d.severity) == ("EXL060", 4, Severity.INFO)
+    # trace skips the first arm and returns from the second: `.item()` is never reached
+    (d,) = lint(src, "trace")
+    assert (d.code, d.line - 3, d.severity) == ("EXL060", 6, Severity.INFO)
+
+
+def test_is_in_onnx_export_splits_the_exporters_of_one_target():
+    src = """
+    class Post(nn.Module):
+        def forward(self, logits):
+            if torch.onnx.is_in_onnx_export():
+                return logits
+            return logits.softmax(-1)
+    """
+    for target in ("export", "trace"):
+        (d,) = lint(src, target)
+        assert d.code == "EXL060" and d.severity is Severity.WARNING
+
+
+def test_logging_only_predicate_branches_are_not_findings():
+    src = """
+    class Block(nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_exporting():
+                logger.warning_once("exporting")
+            return x
+    """
+    assert found(src) == set()
+
+
+def test_library_predicate_helpers_follow_the_predicate_they_wrap():
+    src = """
+    from transformers.utils import is_torchdynamo_compiling
+
+    class Attn(nn.Module):
+        def forward(self, x):
+            if not is_torchdynamo_compiling():
+                n = x.sum().item()
+                x = x * n
+            return x
+    """
+    # export skips an arm eager runs: EXL060 (warning: prefer is_exporting()), nothing inside it
+    assert [(d.code, d.severity) for d in lint(src)] == [("EXL060", Severity.WARNING)]
+    assert found(src, "trace") == {"EXL001"}  # the arm jit.trace runs, like eager
+
+
+# ---------------------------------------------------------------- 5. proof before a finding
+def test_unpacking_an_unannotated_input_is_not_iteration():
+    src = """
+    class Rotary(nn.Module):
+        def forward(self, hidden_states, position_embeddings):
+            cos, sin = position_embeddings
+            for emb in position_embeddings:
+                hidden_states = hidden_states + emb
+            return hidden_states * cos + sin
+    """
+    assert found(src) == set()
+
+
+def test_isinstance_narrowing():
+    src = """
+    class Pool(nn.Module):
+        def forward(self, x):
+            if isinstance(x, (list, tuple)):
+                for feat in x:
+                    feat = feat + 1
+                x = x[-1]
+            return x.mean()
+    """
+    assert found(src) == set()
+
+
+def test_iterating_an_input_used_as_a_tensor_is_reported():
+    src = """
+    class Rows(nn.Module):
+        def forward(self, x):
+            x = x.float()
+            return torch.stack([r / r.norm() for r in x])
+    """
+    assert found(src) == {"EXL010"}
+
+
+def test_tuple_helpers_are_not_tensors():
+    src = """
+    from timm.layers import to_2tuple
+
+    class PatchEmbed(nn.Module):
+        def forward(self, x):
+            ph, pw = to_2tuple(x.shape[-1] // 16)
+            q, k = F.multi_head_attention_forward(x, x, x, 4, 2, None, None, None, None, False, 0.0, None, None)
+            return x
+    """
+    assert "EXL010" not in found(src)
+
+
+def test_named_tuple_fields_of_torch_ops_are_tensors():
+    src = """
+    class Gate(nn.Module):
+        def forward(self, x):
+            if (x.max(-1).values > 0).all():
+                x = x * 2
+            if (torch.topk(x, 2).indices == 0).any():
+                x = x + 1
+            return x
+    """
+    assert [c for _, c in sorted(codes(src))] == ["EXL020", "EXL020"]
+
+
+# ---------------------------------------------------------------- 6. rules that follow their evidence
+def test_tensor_of_sizes_is_fine_under_export_but_a_list_of_sizes_is_baked_by_trace():
+    src = """
+    class Scale(nn.Module):
+        def forward(self, x):
+            seq_len = x.shape[1]
+            norm = torch.tensor(seq_len, dtype=x.dtype)
+            wh = torch.tensor([x.shape[-1], x.shape[-2]])
+            return x / norm * wh.sum()
+    """
+    assert found(src) == set()
+    assert codes(src, "trace") == {(6, "EXL011")}
+
+
+def test_tolist_into_tensor_ops_is_a_warning_and_into_control_flow_an_error():
+    src = """
+    class Splitter(nn.Module):
+        def forward(self, x, lengths: torch.Tensor):
+            parts = torch.split(x, lengths.tolist())
+            n = lengths.tolist()
+            if n[0] > 2:
+                x = x * 2
+            return parts[0]
+    """
+    by = {(d.line, d.code): d.severity for d in lint(src)}
+    assert Severity.WARNING in {s for (_, c), s in by.items() if c == "EXL002"}
+    assert Severity.ERROR in {s for (_, c), s in by.items() if c == "EXL020"}
+
+
+def test_iterating_a_data_sized_tensor_is_an_error():
+    src = """
+    class PerBox(nn.Module):
+        def forward(self, scores):
+            keep = (scores > 0.5).nonzero()
+            for e in keep:
+                scores = scores + e.sum()
+            return scores
+    """
+    (d,) = [d for d in lint(src) if d.code == "EXL010"]
+    assert d.severity is Severity.ERROR
+
+
+def test_autograd_function_is_a_trace_target_finding_only():
+    src = """
+    class RoundSTE(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.round()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Quant(nn.Module):
+        def forward(self, x):
+            return RoundSTE.apply(x)
+    """
+    assert found(src) == set()
+    assert found(src, "trace") == {"EXL070"}
+
+
+# ---------------------------------------------------------------- 7. random augmentation
+def test_random_draws_are_data_pipeline_code():
+    src = """
+    import math
+    import random
+
+    class RandomErase(nn.Module):
+        def forward(self, img):
+            if torch.rand(1) < self.p:
+                return img
+            area = img.shape[-2] * img.shape[-1]
+            target = area * torch.empty(1).uniform_(0.02, 0.33).item()
+            h = int(round(math.sqrt(target)))
+            i = torch.randint(0, img.shape[-2] - h + 1, size=(1,)).item()
+            if random.random() < 0.5:
+                img = img.flip(-1)
+            return img[..., i : i + h, :]
+    """
+    assert found(src) == set()
+
+
+# ---------------------------------------------------------------- 9. messages
+def test_interpolate_second_positional_argument_is_size():
+    src = """
+    class Up(nn.Module):
+        def forward(self, x, hw: torch.Tensor):
+            return F.interpolate(x, hw, None, "nearest")
+    """
+    (d,) = lint(src)
+    assert d.code == "EXL041" and "`size`" in d.message and "scale_factor" not in d.message
+
+
+def test_a_long_condition_is_shortened_to_the_part_that_decides():
+    src = """
+    class Attn(nn.Module):
+        def forward(self, x, attention_mask):
+            if self.config_flag_with_a_long_name is not None and attention_mask.sum().item() > self.threshold_value:
+                x = x * 2
+            return x
+    """
+    (d,) = [d for d in lint(src) if d.code == "EXL020"]
+    assert "attention_mask.sum().item() > self.threshold_value" in d.message
+
+
+def test_one_finding_per_condition():
+    src = """
+    class Nms(nn.Module):
+        def forward(self, boxes, scores):
+            keep = boxes[scores > 0.5]
+            while keep.shape[0] > 0:
+                keep = keep[1:]
+            return keep
+    """
+    assert [c for _, c in codes(src) if c in ("EXL020", "EXL022")] == ["EXL020"]
+
+
+# ---------------------------------------------------------------- missed: shape specialisation
+SEED = """
+import math
+
+class Dino(nn.Module):
+    def __init__(self, n=16, dim=8, patch_size=14):
+        super().__init__()
+        self.patch_size = patch_size
+        self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim))
+
+    def forward(self, x):
+        B, nc, w, h = x.shape
+        N = self.pos_embed.shape[1] - 1
+        dim = self.pos_embed.shape[-1]
+        w0, h0 = w // self.patch_size + 0.1, h // self.patch_size + 0.1
+        sqrt_N = math.sqrt(N)
+        sx, sy = float(w0) / sqrt_N, float(h0) / sqrt_N
+        pos = self.pos_embed[:, 1:].reshape(1, int(sqrt_N), int(sqrt_N), dim).permute(0, 3, 1, 2)
+        return F.interpolate(pos, scale_factor=(sx, sy), mode="bicubic")
+"""
+
+
+@pytest.mark.parametrize("target", ["export", "trace"])
+def test_the_seed_float_scale_factor_is_caught_with_the_integer_size_fix(target):
+    found_ = [d for d in lint(SEED, target) if d.code == "EXL042"]
+    assert sorted(d.line - 3 for d in found_) == [16, 16]  # float(w0), float(h0): not the parameter sqrt
+    assert all(d.severity is Severity.ERROR and "size=(h // p, w // p)" in d.hint for d in found_)
+
+
+@pytest.mark.parametrize(
+    "expr, export, trace",
+    [
+        ("int(h)", Severity.WARNING, Severity.ERROR),
+        ("int(h / 2)", Severity.ERROR, Severity.ERROR),
+        ("round(h / 2)", Severity.WARNING, Severity.ERROR),
+        ("math.ceil(h / 4)", None, Severity.ERROR),
+        ("int(math.sqrt(h))", Severity.ERROR, Severity.ERROR),
+        ("len(x)", Severity.WARNING, Severity.ERROR),
+        ("h // 2", None, None),
+        ("(h + 3) // 4", None, None),
+    ],
+)
+def test_shape_conversion_forms(expr, export, trace):
+    src = f"""
+    import math
+
+    class M(nn.Module):
+        def forward(self, x):
+            h = x.flatten(1).shape[1]
+            n = {expr}
+            return x.reshape(n, -1)
+    """
+    for target, want in (("export", export), ("trace", trace)):
+        got = [d.severity for d in lint(src, target) if d.code == "EXL042"]
+        assert got == ([want] if want else []), target
+
+
+def test_square_root_of_a_last_axis_size_is_info():
+    src = """
+    import math
+
+    class Attn(nn.Module):
+        def forward(self, q, k):
+            scores = q.matmul(k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+            return scores.softmax(-1)
+    """
+    (d,) = lint(src)
+    assert d.code == "EXL042" and d.severity is Severity.INFO
+
+
+def test_loop_over_an_input_dim():
+    src = """
+    class Frames(nn.Module):
+        def forward(self, video):
+            out = []
+            for t in range(video.shape[1]):
+                out.append(video[:, t].mean())
+            for i in range(len(self.heads)):
+                out.append(video.sum())
+            return torch.stack(out)
+    """
+    assert codes(src) == {(5, "EXL022")}
+    assert {d.severity for d in lint(src, "trace")} == {Severity.ERROR}
+
+
+def test_len_of_a_data_sized_tensor_is_data_dependent():
+    src = """
+    import torchvision
+
+    class Post(nn.Module):
+        def forward(self, boxes, scores):
+            keep = torchvision.ops.nms(boxes, scores, 0.5)
+            if len(keep) > 100:
+                keep = keep[:100]
+            return boxes[keep]
+    """
+    got = codes(src)
+    assert (7, "EXL020") in got and (6, "EXL032") in got

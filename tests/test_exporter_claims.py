@@ -488,3 +488,58 @@ def test_tolist_into_split_exports_correctly():
     ep = _export(probe)
     assert _outcome(ep.module(), probe) == "match"
     assert _outcome(_trace(probe)[0], probe) == "raise"
+
+
+def test_sym_int_of_a_symbolic_square_root_stays_dynamic_but_int_does_not():
+    """p09d `torch.sym_int(torch.sym_float(n) ** 0.5)` is the export fix; p09e `int(...)` of it specialises."""
+    good, bad = _probe("p09d"), _probe("p09e")
+    assert _outcome(_export(good, hint=Dim.DYNAMIC).module(), good) == "match"
+    ep = _export(bad)
+    assert _static_dims(ep, bad) == [(0, 1)]
+
+
+@pytest.mark.parametrize("pid", ["p10c", "p10d"])
+def test_shape_float_only_scaling_a_tensor_is_fine_everywhere(pid):
+    """p10c `x * (h / 7)`, p10d `x * h ** 0.5`: no conversion, correct in torch.export and jit.trace."""
+    probe = _probe(pid)
+    assert _outcome(_export(probe, hint=Dim.DYNAMIC).module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
+
+def test_float_of_a_shape_scaling_a_tensor_specialises():
+    probe = _probe("p10e")
+    assert _static_dims(_export(probe), probe) == [(0, 1)]
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+def test_range_over_a_dynamic_dim_is_silent_in_trace_without_a_tracer_warning():
+    probe = _probe("p14")
+    traced, tracer = _trace(probe)
+    assert not tracer
+    assert _outcome(traced, probe) == "mismatch"
+
+
+# -- EXL011 with data ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", ["p17f", "p17h"])
+def test_torch_tensor_of_tensor_elements_fails_non_strict_export(pid):
+    with pytest.raises(RuntimeError, match="data is not allocated yet"):
+        _export(_probe(pid))
+
+
+def test_torch_tensor_of_item_scalars_exports_but_is_baked_by_trace():
+    probe = _probe("p17d")
+    assert _outcome(_export(probe).module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+def test_torch_tensor_of_one_0d_tensor_is_correct_in_trace():
+    probe = _probe("p17e")
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
+
+def test_torch_check_on_an_item_is_kept_by_non_strict_and_dropped_by_strict_export():
+    probe = _probe("p21d")
+    assert _raises(_export(probe).module(), _b(probe, "NaN"))
+    assert not _raises(_export(probe, strict=True).module(), _b(probe, "NaN"))

@@ -159,6 +159,8 @@ class ShapeSpecialisation(Rule):
             return
         if ctx.trace:
             why = "jit.trace records the example's value as a constant (the traced model is wrong on other sizes)"
+        elif e.form == "round()":
+            why = "torch.export keeps it symbolic, but the ONNX dynamo exporter has no translation for `round` (it fails)"
         else:
             why = (
                 "torch.export fixes the input dims it came from to the example's size (`Dim.AUTO` exports a "
@@ -188,7 +190,7 @@ class ShapeSpecialisation(Rule):
             e.node,
             f"`{e.param}` of `{e.op}` is a float computed from input sizes (`{ctx.code(e.node)}`): {why}",
             "compute integer sizes from the shape and pass them instead, e.g. `size=(h // p, w // p)`; "
-            "keep divisions integral (`h // s`, `-(-h // s)` for a ceiling)",
+            "keep divisions integral (`h // s`, `(h + s - 1) // s` for a ceiling)",
             *floats,
         )
 
@@ -225,7 +227,8 @@ def _hint(form: str, operand: str) -> str:
     if form == "math.sqrt()":
         return (
             "derive the grid from integer sizes instead of a square root (pass `h // p`, `w // p` explicitly); "
-            "where a float is unavoidable use `torch.sym_float(n) ** 0.5` so it stays symbolic"
+            "where a root is unavoidable, `torch.sym_int(torch.sym_float(n) ** 0.5)` stays symbolic under torch.export "
+            "(not under jit.trace)"
         )
     return (
         f"keep `{operand}` as the shape's own integer (`h // s` instead of `int(h / s)`; no `int()`/`float()` "

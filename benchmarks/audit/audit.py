@@ -1,0 +1,164 @@
+"""Precision audit: a stratified random sample of exportlint's findings on real model code,
+judged by hand, and the per-code precision it gives.
+
+    python benchmarks/audit/audit.py sample [--per-code 12] [--seed 7] [--round NAME]
+    python benchmarks/audit/audit.py score [--round NAME]
+
+``sample`` lints the sources of the timm 1.0.31, transformers 5.23.0 and torchvision 0.29.1 wheels
+(downloaded once with ``pip download --no-deps`` into ``$EXPORTLINT_BENCH_CACHE``, shared with
+``bench_static.py``) with the real CLI under the default target (``export``), then draws up to
+``--per-code`` findings of every code, spread over the three packages, with a fixed seed.  It writes
+``<round>/sample.jsonl``: one finding per line with its package-relative path, line, code, severity,
+message, provenance notes and the source lines around it, ready to be judged.
+
+Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
+problem at the reported severity under the target; "false": not one, or not at that severity;
+"debatable") and a one-line ``reason``, in ``<round>/judged.jsonl`` (same ``id``s).
+
+``score`` prints overall and per-code precision (true / judged; debatable counts as not true) as a
+Markdown table and writes it to ``<round>/precision.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = Path(os.environ.get("EXPORTLINT_BENCH_CACHE", Path(tempfile.gettempdir()) / "exportlint-bench"))
+
+PACKAGES = {"timm": "timm==1.0.31", "transformers": "transformers==5.23.0", "torchvision": "torchvision==0.29.1"}
+CONTEXT = 6
+
+
+def fetch(spec: str) -> Path:
+    """The unpacked wheel of ``spec`` (``name==version``), downloaded once into the cache."""
+    name, version = spec.split("==")
+    dest = CACHE / f"{name}-{version}"
+    if not (dest / name).is_dir():
+        wheels = CACHE / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), spec], check=True)
+        (wheel,) = [w for w in wheels.glob(f"{name}-{version}-*.whl")]
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(dest)
+    return dest
+
+
+def _roots() -> dict[str, Path]:
+    return {name: fetch(spec) / name for name, spec in PACKAGES.items()}
+
+
+def _lint(roots: dict[str, Path], target: str) -> list[dict]:
+    cmd = [sys.executable, "-m", "exportlint", "--no-cache", "--format", "json", "--exit-zero", "--target", target]
+    proc = subprocess.run(cmd + [str(p) for p in roots.values()], capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"exportlint failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def _relative(path: str, roots: dict[str, Path]) -> tuple[str, str] | None:
+    p = Path(os.path.abspath(path))
+    for name, root in roots.items():
+        try:
+            return name, str(p.relative_to(root.parent))
+        except ValueError:
+            continue
+    return None
+
+
+def sample(per_code: int, seed: int, round_dir: Path, target: str) -> None:
+    roots = _roots()
+    findings = _lint(roots, target)
+    by_code: dict[str, list[dict]] = collections.defaultdict(list)
+    for f in findings:
+        where = _relative(f["path"], roots)
+        if where is None:
+            continue
+        f["package"], f["rel"] = where
+        by_code[f["code"]].append(f)
+    rng = random.Random(seed)
+    picked: list[dict] = []
+    for code in sorted(by_code):
+        pool = sorted(by_code[code], key=lambda f: (f["rel"], f["line"], f["column"]))
+        # spread over packages: round-robin over each package's shuffled findings
+        per_pkg = {p: [f for f in pool if f["package"] == p] for p in PACKAGES}
+        for items in per_pkg.values():
+            rng.shuffle(items)
+        chosen: list[dict] = []
+        while len(chosen) < per_code and any(per_pkg.values()):
+            for p in PACKAGES:
+                if per_pkg[p] and len(chosen) < per_code:
+                    chosen.append(per_pkg[p].pop())
+        picked += chosen
+    round_dir.mkdir(parents=True, exist_ok=True)
+    counts = collections.Counter(f["code"] for f in findings)
+    with open(round_dir / "sample.jsonl", "w", encoding="utf-8") as out:
+        for i, f in enumerate(picked):
+            root = roots[f["package"]].parent
+            lines = (root / f["rel"]).read_text(encoding="utf-8", errors="replace").splitlines()
+            lo, hi = max(1, f["line"] - CONTEXT), min(len(lines), f["end_line"] + CONTEXT)
+            context = "\n".join(f"{n:5d}{'>' if f['line'] <= n <= f['end_line'] else ' '} {lines[n - 1]}" for n in range(lo, hi + 1))
+            row = {
+                "id": i, "code": f["code"], "severity": f["severity"], "target": target, "package": f["package"],
+                "path": f["rel"], "line": f["line"], "message": f["message"], "hint": f["hint"],
+                "provenance": [f"line {n['line']}: {n['message']}" + (f" ({n['path']})" if n.get("path") else "") for n in f.get("provenance", [])],
+                "context": context,
+            }
+            out.write(json.dumps(row) + "\n")
+    (round_dir / "population.json").write_text(json.dumps({"total": len(findings), "per_code": dict(sorted(counts.items()))}, indent=1))
+    print(f"{len(findings)} findings; sampled {len(picked)} into {round_dir / 'sample.jsonl'}")
+
+
+def score(round_dir: Path) -> None:
+    judged = [json.loads(line) for line in open(round_dir / "judged.jsonl", encoding="utf-8") if line.strip()]
+    population = json.loads((round_dir / "population.json").read_text())
+    per: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for j in judged:
+        per[j["code"]][j["verdict"]] += 1
+    rows = ["| code | findings in corpus | judged | true | false | debatable | precision |", "|---|---|---|---|---|---|---|"]
+    total = collections.Counter()
+    weighted = 0.0
+    for code in sorted(per):
+        c = per[code]
+        n = sum(c.values())
+        total.update(c)
+        prec = c["true"] / n
+        weighted += prec * population["per_code"].get(code, 0)
+        rows.append(f"| {code} | {population['per_code'].get(code, 0)} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {prec:.2f} |")
+    n = sum(total.values())
+    rows.append(f"| all (sample) | {population['total']} | {n} | {total['true']} | {total['false']} | {total['debatable']} | {total['true'] / n:.2f} |")
+    rows.append(f"| all (weighted by each code's share of the corpus findings) | | | | | | {weighted / population['total']:.2f} |")
+    text = "\n".join(rows)
+    (round_dir / "precision.md").write_text(text + "\n")
+    print(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample")
+    s.add_argument("--per-code", type=int, default=12)
+    s.add_argument("--seed", type=int, default=7)
+    s.add_argument("--round", default="current")
+    s.add_argument("--target", default="export", choices=["export", "trace"])
+    c = sub.add_parser("score")
+    c.add_argument("--round", default="current")
+    args = ap.parse_args()
+    round_dir = HERE / args.round
+    if args.cmd == "sample":
+        sample(args.per_code, args.seed, round_dir, args.target)
+    else:
+        score(round_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -53,7 +53,7 @@ _TABLE = [
     ("EXL022", "shape-dependent-branch", "Python control flow on input shapes is specialized for the example shape", W, E),
     ("EXL030", "data-dependent-slice", "slice bounds or indices computed from tensor data", W, E),
     ("EXL032", "data-dependent-output-shape", "an op whose output shape depends on tensor data", I, I),
-    ("EXL040", "size-tensor-concat", "a size argument built by concatenating or stacking sizes into a tensor", E, E),
+    ("EXL040", "size-tensor-concat", "a size argument built by concatenating or stacking sizes into a tensor", W, E),
     ("EXL041", "tensor-size-arg", "a tensor passed where a size or scale factor is expected", W, W),
     ("EXL042", "shape-specialisation", "a shape value leaves symbolic integer arithmetic (`int()`, `float()`, `math.*`): the export is fixed to the example's size", E, E),
     ("EXL050", "numpy-on-tensor", "numpy / math / random applied to a tensor value", E, E),

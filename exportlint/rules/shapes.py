@@ -100,13 +100,24 @@ class SizeTensorConcat(Rule):
         bad = [v for v in _size_parts(e) if v.has("size_tensor")]
         if not bad:
             return
+        whole = e.value.has("size_tensor") and e.value.is_tensor
+        if whole:
+            why = "a tensor is not a valid size (eager raises `TypeError` in torch 2.13, so every exporter fails)"
+        elif ctx.trace:
+            why = "jit.trace records the tensor's values as constants: the size is the example's"
+        else:
+            why = (
+                "torch.export reads each element as an unbacked size: fine for `F.interpolate`, but a `-1` read "
+                "this way fails at run time (`Runtime assertion failed for expression u1 >= 0`)"
+            )
         yield self.finding(
             ctx,
             e.node,
-            f"`{e.param}` of `{e.op}` comes from a tensor of sizes (`{ctx.code(e.node)}`)",
+            f"`{e.param}` of `{e.op}` comes from a tensor of sizes (`{ctx.code(e.node)}`): {why}",
             "pass Python ints computed from `x.shape`, e.g. `size=(h // patch, w // patch)`, "
             "instead of concatenating sizes into a tensor",
             *bad,
+            severity=Severity.ERROR if whole else None,
         )
 
 

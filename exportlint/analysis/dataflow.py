@@ -11,6 +11,8 @@ never interpreted.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -145,7 +147,8 @@ class Interpreter:
         really pass (``blk(x, H, W)`` with shapes ``H``, ``W``); only the ones no caller reached
         are analyzed on their own, with tensor inputs."""
         modules = [
-            c for c in self.file.classes.values() if c.is_module() and c.find_method("forward") and not _is_training_only(c)
+            c for c in self.file.classes.values()
+            if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
         ]
         built = _submodule_classes(self.file)
         for cls in sorted(modules, key=lambda c: id(c) in built):
@@ -963,7 +966,10 @@ class Interpreter:
         if data_shape:
             self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None), frame)
         if last == "repeat_interleave":
-            repeats = args.get(1, "repeats") if len(args.positional) != 1 else args.positional[0]
+            if "repeats" in args.keywords:
+                repeats = args.keywords["repeats"]
+            else:  # torch.repeat_interleave(repeats) or (input, repeats, dim)
+                repeats = args.positional[0] if len(args.positional) == 1 else args.get(1, "repeats")
             if repeats is not None and repeats.is_tensor:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats), frame)
@@ -1264,6 +1270,21 @@ def _is_training_only(cls: ClassInfo) -> bool:
     return False
 
 
+# Packages of data-pipeline code (torchvision.transforms, timm.data, datasets): their Modules
+# (`Resize`, `RandomIoUCrop`, `CutMix`) run in data loading, not in an exported model.  They
+# are still analyzed when a model calls them.
+DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
+_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp")
+
+
+def _is_data_pipeline(cls: ClassInfo) -> bool:
+    """A data-augmentation / data-loading Module: not an export root."""
+    if _AUGMENTATION_NAME.search(cls.name):
+        return True
+    parts = os.path.normpath(cls.file.path).split(os.sep)[:-1]
+    return any(p in DATA_PIPELINE_DIRS for p in parts[-3:])
+
+
 _SEQ_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "collections.abc.Sequence", "abc.Sequence", "typing.Sequence", "dict", "Dict", "Mapping", "collections.abc.Mapping"}
 _SCALAR_TYPES = {"int", "float", "bool", "str", "complex", "numbers.Number", "Number", "numbers.Integral", "numbers.Real"}
 _TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
@@ -1340,7 +1361,7 @@ def _with_data_shape(v: Val) -> Val:
 def _device_literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
-        if isinstance(value, str) and value.split(":")[0] in ("cuda", "cpu", "mps", "xpu", "hpu", "npu", "meta"):
+        if isinstance(value, str) and value.split(":")[0] in ("cuda", "mps", "xpu", "hpu", "npu"):
             return value
         return None
     if isinstance(node, cst.IfExp):

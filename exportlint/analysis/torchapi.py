@@ -27,12 +27,9 @@ PREDICATE_HELPERS = {
     "is_torchdynamo_compiling": "torch.compiler.is_compiling",  # transformers
     "is_torchdynamo_exporting": "torch.compiler.is_exporting",  # transformers
     "is_tracing": "transformers.utils.is_tracing",  # transformers (torch.jit.is_tracing is torch.*)
+    "is_exporting": "torch.compiler.is_exporting",  # timm's wrapper
+    "is_compiling": "torch.compiler.is_compiling",
     "_is_tracing": "torch.jit.is_tracing",  # torchvision
-}
-# What a rule recommends to users for telling export from eager, per target (EXL060 info).
-RECOMMENDED_PREDICATES = {
-    "export": ("torch.compiler.is_exporting",),
-    "trace": ("torch.jit.is_tracing", "torch._C._get_tracing_state", "torch.jit._trace.is_tracing"),
 }
 
 # Random draws: branching on them is data augmentation (data-pipeline code), never export code.
@@ -230,7 +227,9 @@ def specialises(form: str, on_float: bool, target: str) -> bool:
         return False
     return form in EXPORT_SPECIALISING or form.startswith("math.")
 
-DEVICE_METHODS = {"cuda", "cpu"}
+# `.cpu()` / "cpu" are deliberate host round-trips (metadata for Python, numpy): they export and
+# run (measured); the tensor-to-host problem, if any, is EXL002's.  An accelerator is hard-coded.
+DEVICE_METHODS = {"cuda"}
 
 # Methods that (among the values model code handles) only tensors have: calling one on an
 # unknown value tells us it is a tensor.

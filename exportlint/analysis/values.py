@@ -256,8 +256,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         v.is_shape or v.is_dds for v in vals
     ):
         tags.add("param")  # arithmetic on parameters only: still a parameter-shaped tensor
-    if k != TENSOR and any(v.has("random") for v in vals):
-        tags.add("random")  # a number computed from a random draw: augmentation parameters
+    if any(v.has("random") for v in vals):
+        tags.add("random")  # computed from a random draw: augmentation parameters
     if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):
         tags.add("float")  # arithmetic on a float of sizes stays a float
     if k == SHAPE and all(v.has("last_axis") for v in vals if v.is_shape):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from exportlint.analysis import events as ev
-from exportlint.analysis import torchapi as api
 from exportlint.diagnostics import Severity
 from exportlint.rules.base import Finding, Rule, RuleContext
 
@@ -198,8 +197,6 @@ class ExportModeBranch(Rule):
         quals = sorted(t.split(":", 1)[1] for t in e.cond.tags if t.startswith("export_mode:"))
         preds = sorted({q.rsplit(".", 1)[-1] for q in quals})
         when = "; ".join(f"`{p}()` is True under {_TRUE_UNDER.get(p, 'export')}" for p in preds)
-        recommended = api.RECOMMENDED_PREDICATES[ctx.target.value]
-        deliberate = bool(quals) and all(q in recommended for q in quals if q in api.EXPORT_PREDICATES)
         split = e.cond.truth is None
         yield self.finding(
             ctx,
@@ -209,5 +206,8 @@ class ExportModeBranch(Rule):
             (f"{when}; " if when else "")
             + "make both paths compute the same thing, or test the exported artifact against eager",
             e.cond,
-            severity=Severity.INFO if deliberate and not split else None,
+            # A predicate that is constant under the target (is_exporting(), is_compiling(), is_tracing())
+            # is a deliberate export path: info.  One that splits the target's exporters
+            # (is_in_onnx_export()) gives different artifacts for the same target: warning.
+            severity=None if split else Severity.INFO,
         )

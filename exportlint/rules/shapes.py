@@ -129,7 +129,7 @@ class TensorSizeArg(Rule):
         parts = _size_parts(e)
         if any(v.has("size_tensor") for v in parts):
             return  # EXL040
-        bad = [v for v in parts if v.is_tensor]
+        bad = [v for v in parts if v.is_definite_tensor]  # not a tuple a submodule may have returned
         if not bad:
             return
         yield self.finding(

@@ -151,13 +151,17 @@ MODELS: dict[str, dict] = {
     "timm/repvit_m1": _timm("repvit_m1"),
     "timm/mobilevit_xxs": _timm("mobilevit_xxs"),
     "timm/mobilevitv2_050": _timm("mobilevitv2_050"),
-    "timm/efficientformerv2_s0": _timm("efficientformerv2_s0"),
+    "timm/efficientformerv2_s0": _timm("efficientformerv2_s0", dyn="", img_size=64),
     "timm/efficientvit_b0": _timm("efficientvit_b0"),
     "timm/inception_next_atto": _timm("inception_next_atto"),
     "timm/mambaout_femto": _timm("mambaout_femto"),
     "timm/starnet_s050": _timm("starnet_s050"),
     "timm/sequencer2d_s": _timm("sequencer2d_s"),
-    "timm/halonet26t": _timm("halonet26t", size=64, size_b=128),
+    "timm/tf_efficientnet_b0": _timm("tf_efficientnet_b0"),
+    "timm/mixnet_s": _timm("mixnet_s"),
+    "timm/tresnet_m": _timm("tresnet_m"),
+    "timm/xception41": _timm("xception41"),
+    "timm/botnet26t_256": _timm("botnet26t_256", dyn="", img_size=64),
     "timm/lambda_resnet26t": _timm("lambda_resnet26t", size=64, size_b=96, img_size=64),
     # ---- timm: ViT-style ----
     "timm/vit_tiny_patch16_224": _timm("vit_tiny_patch16_224", **VIT64),
@@ -167,7 +171,7 @@ MODELS: dict[str, dict] = {
     "timm/flexivit_small": _timm("flexivit_small", img_size=64, dynamic_img_size=True, patch_size=16),
     "timm/vit_small_patch16_rope_224": _timm("vit_small_patch16_rope_224", **VIT64),
     "timm/vit_little_patch16_reg1_gap_256": _timm("vit_little_patch16_reg1_gap_256", **VIT64),
-    "timm/vit_relpos_small_patch16_224": _timm("vit_relpos_small_patch16_224", **VIT64),
+    "timm/vit_relpos_small_patch16_224": _timm("vit_relpos_small_patch16_224", dyn="", img_size=64),
     "timm/beit_base_patch16_224": _timm("beit_base_patch16_224", dyn="", img_size=64),
     "timm/swin_tiny_patch4_window7_224": _timm("swin_tiny_patch4_window7_224", size=224, size_b=224, dyn=""),
     "timm/levit_128s": _timm("levit_128s", img_size=64),
@@ -177,9 +181,9 @@ MODELS: dict[str, dict] = {
     "timm/pit_ti_224": _timm("pit_ti_224", img_size=64),
     "timm/twins_pcpvt_small": _timm("twins_pcpvt_small", img_size=64),
     "timm/xcit_nano_12_p16_224": _timm("xcit_nano_12_p16_224", img_size=64),
-    "timm/pvt_v2_b0": _timm("pvt_v2_b0", img_size=64),
-    "timm/efficientformer_l1": _timm("efficientformer_l1", dyn="", img_size=64),
-    "timm/tiny_vit_5m_224": _timm("tiny_vit_5m_224", dyn="", img_size=64),
+    "timm/pvt_v2_b0": _timm("pvt_v2_b0"),
+    "timm/efficientformer_l1": _timm("efficientformer_l1", size=224, dyn=""),
+    "timm/tiny_vit_5m_224": _timm("tiny_vit_5m_224", size=224, dyn=""),
     "timm/davit_tiny": _timm("davit_tiny", size=64, size_b=96),
     "timm/coatnet_nano_rw_224": _timm("coatnet_nano_rw_224", dyn="", img_size=64),
     "timm/gcvit_xxtiny": _timm("gcvit_xxtiny", dyn="", img_size=64),
@@ -220,7 +224,7 @@ MODELS: dict[str, dict] = {
     "tv/r2plus1d_18": _tv("r2plus1d_18", "video", size=32, size_b=48),
     "tv/s3d": _tv("s3d", "video", size=224, size_b=224, dyn=""),
     "tv/mvit_v2_s": _tv("mvit_v2_s", "video", size=224, size_b=224, dyn=""),
-    "tv/raft_small": _tv("raft_small", "flow", size=64, size_b=96),
+    "tv/raft_small": _tv("raft_small", "flow", size=128, size_b=160),
     # ---- transformers: text (batch + sequence length dynamic) ----
     "hf/bert": _hf("bert"),
     "hf/roberta": _hf("roberta"),
@@ -231,11 +235,11 @@ MODELS: dict[str, dict] = {
     "hf/mpnet": _hf("mpnet"),
     "hf/mobilebert": _hf("mobilebert", embedding_size=16, intra_bottleneck_size=16, num_feedforward_networks=1,
                          true_hidden_size=16),
-    "hf/funnel": _hf("funnel", block_sizes=[1, 1], d_model=32, n_head=4, d_head=8, d_inner=37),
+    "hf/funnel": _hf("funnel", num_hidden_layers=None, block_sizes=[1, 1], d_model=32, n_head=4, d_head=8, d_inner=37),
     "hf/longformer": _hf("longformer", attention_window=4),
     "hf/roformer": _hf("roformer"),
     "hf/esm": _hf("esm", pad_token_id=1, mask_token_id=2),
-    "hf/xlnet": _hf("xlnet", d_model=32, n_layer=2, n_head=4, d_inner=37),
+    "hf/xlnet": _hf("xlnet", max_position_embeddings=None, d_model=32, n_layer=2, n_head=4, d_inner=37),
     "hf/gpt2": _hf("gpt2"),
     "hf/gpt_neox": _hf("gpt_neox"),
     "hf/gptj": _hf("gptj", rotary_dim=4),
@@ -266,7 +270,7 @@ MODELS: dict[str, dict] = {
     "hf/deit": _hf("deit", kind="pixel", dyn="", image_size=32, patch_size=8),
     "hf/dinov2": _hf("dinov2", kind="pixel", dyn="hw", image_size=32, patch_size=8),
     "hf/beit": _hf("beit", kind="pixel", dyn="", image_size=32, patch_size=8, use_relative_position_bias=True),
-    "hf/swin": _hf("swin", kind="pixel", dyn="hw", image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+    "hf/swin": _hf("swin", kind="pixel", dyn="hw", num_attention_heads=None, num_hidden_layers=None, image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
                    num_heads=[2, 2], window_size=4),
     "hf/convnext": _hf("convnext", kind="pixel", dyn="hw", hidden_sizes=[8, 16], depths=[1, 1], num_stages=2),
     "hf/resnet": _hf("resnet", kind="pixel", dyn="hw", embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1]),
@@ -274,7 +278,8 @@ MODELS: dict[str, dict] = {
                         hidden_sizes=[16, 32], num_attention_heads=[1, 2], decoder_hidden_size=32, strides=[4, 2],
                         patch_sizes=[7, 3], mlp_ratios=[2, 2]),
     "hf/mobilevit": _hf("mobilevit", kind="pixel", dyn="hw", size=64, size_b=96),
-    "hf/levit": _hf("levit", kind="pixel", dyn="", image_size=64, size=64, size_b=64),
+    "hf/levit": _hf("levit", kind="pixel", dyn="", hidden_size=None, num_attention_heads=None,
+                    num_hidden_layers=None, intermediate_size=None, image_size=64, size=64, size_b=64),
     "hf/detr": _hf("detr", kind="pixel", dyn="hw", size=64, size_b=96, d_model=32, encoder_layers=1, decoder_layers=1,
                    encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37,
                    num_queries=10, use_timm_backbone=False, use_pretrained_backbone=False),
@@ -290,7 +295,8 @@ MODELS: dict[str, dict] = {
                      num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2),
     "hf/whisper": _hf("whisper", kind="whisper", d_model=32, encoder_layers=2, decoder_layers=2,
                       encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37,
-                      num_mel_bins=80, max_source_positions=16, max_target_positions=32),
+                      num_mel_bins=80, max_source_positions=16, max_target_positions=32, pad_token_id=1,
+                      bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
 }
 
 HF_DEFAULTS = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
@@ -539,6 +545,7 @@ def _build(spec):
     import transformers
     cfg = dict(HF_DEFAULTS)
     cfg.update(spec["cfg"])
+    cfg = {k: v for k, v in cfg.items() if v is not None}  # None: leave the config's default
     config = transformers.AutoConfig.for_model(spec["arch"], **cfg)
     return getattr(transformers, spec["cls"]).from_config(config)
 
@@ -1214,7 +1221,8 @@ def score():
     timings["score"] = time.time() - t0
     md = ["# exportlint model-zoo benchmark", "",
           f"Generated by `python benchmarks/bench_zoo.py score` from `benchmarks/zoo/ground_truth.json` "
-          f"({gt.get('meta', {})}). {STANDIN_NOTE}.", "", *table, ""]
+          f"({env_meta()}); exportlint linted timm and torchvision whole and transformers without the "
+          f"`models/<type>/` directories no zoo model ran ({len(paths)} paths). {STANDIN_NOTE}.", "", *table, ""]
     if counts["not_built"]:
         md += ["\n### Models not built / not run\n"] + [f"- {k}: {v}" for k, v in counts["not_built"].items()]
     md += listing("Missed export failure lines", ex_miss, dirs)

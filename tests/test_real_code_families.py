@@ -531,3 +531,52 @@ def test_len_of_a_data_sized_tensor_is_data_dependent():
     """
     got = codes(src)
     assert (7, "EXL020") in got and (6, "EXL032") in got
+
+
+def test_learned_queries_broadcast_over_the_batch_keep_their_static_dims():
+    src = """
+    class QFormer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.query_tokens = nn.Parameter(torch.zeros(1, 32, 8))
+
+        def forward(self, image_embeds):
+            query_embeds = self.query_tokens.expand(image_embeds.shape[0], -1, -1)
+            query_length = query_embeds.shape[1]
+            B, Q, C = query_embeds.shape
+            if query_length > 0 and Q > 1 and query_embeds.size(2) == C:
+                image_embeds = image_embeds[:, :query_length]
+            if B > 1:
+                image_embeds = image_embeds * 2
+            return image_embeds
+    """
+    assert codes(src) == {(13, "EXL022")}
+
+
+def test_constant_tensors_are_folded():
+    src = """
+    class Pooler(nn.Module):
+        def forward(self, x):
+            scale = 2 ** float(torch.tensor(0.25).log2().round())
+            lvl = int(-torch.log2(torch.tensor(scale)).item())
+            if torch.tensor(3) > 2:
+                x = x * lvl
+            return x
+    """
+    assert found(src) == set()
+
+
+def test_zip_with_a_python_list_is_bounded_by_the_list():
+    src = """
+    from typing import List, Tuple
+
+    class Rpn(nn.Module):
+        def forward(self, objectness: torch.Tensor, image_shapes: List[Tuple[int, int]]):
+            out = []
+            for prob, shape in zip(objectness, image_shapes):
+                out.append(prob.sum())
+            for prob in objectness:
+                out.append(prob.sum())
+            return out
+    """
+    assert codes(src) == {(9, "EXL010")}

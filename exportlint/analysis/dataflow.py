@@ -423,6 +423,8 @@ class Interpreter:
                     continue
                 if value.items is not None and len(value.items) == len(elements):
                     part = value.items[i]
+                elif value.has("static_tail") and i > 0:
+                    part = const()
                 else:
                     part = _element(value)
                 self.assign(el.value, part, frame, stmt, None, announce=False)
@@ -592,6 +594,8 @@ class Interpreter:
             nodes = [node.left] + [t.comparator for t in node.comparisons]
             self.deciding[id(node)] = max(zip(nodes, operands), key=lambda p: _rank(p[1]))[0]
         extra = {t for o in operands for t in o.tags if t.startswith("export_mode") or t == "mode_differs"}
+        if result.is_tensor and result.has("const_tensor"):
+            return const()  # comparing constants
         if result.is_tensor:
             extra.add("bool")
             result = result.with_(tags=result.tags - {"size_tensor", "scalar"})
@@ -744,6 +748,8 @@ class Interpreter:
                 return base
             if base.has("shape_seq") and base.items is None and len(node.slice) == 1:
                 idx = node.slice[0].slice
+                if base.has("static_tail") and isinstance(idx, cst.Index) and _axis(idx.value) not in (None, 0):
+                    return const()
                 if isinstance(idx, cst.Index) and _is_minus_one(idx.value):
                     e = element_of(base)
                     return e.with_(tags=e.tags | {"last_axis"}) if e.is_shape else e
@@ -984,7 +990,13 @@ class Interpreter:
             return kind(TENSOR, "random", prov=prov)
         if qual in api.TENSOR_CTORS:
             data = args.positional[0] if args.positional else args.keywords.get("data")
+            if data is not None and data.contains(lambda v: v.is_tensor and v.has("const_tensor")) and not data.contains(
+                lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")
+            ):
+                return kind(TENSOR, "const_tensor", "param")
             sized = data is not None and data.carries_runtime_values
+            if data is not None and not sized and data.kinds:
+                return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5): a constant
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
@@ -1000,6 +1012,8 @@ class Interpreter:
             return kind(TENSOR, "bool", prov=prov)
         tensors = [v for v in args.all() if v.is_tensor]
         sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
+        if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
+            return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
         return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
 
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
@@ -1007,6 +1021,8 @@ class Interpreter:
         first_node = node.args[0].value if node.args else node
         if (name in api.CONVERTERS or name == "round") and first.has("random"):
             return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
+        if name in api.CONVERTERS and first.is_tensor and first.has("const_tensor"):
+            return const()
         if name in api.CONVERTERS or (name == "round" and first.is_shape):
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
             if first.is_shape and not first.is_data:
@@ -1068,8 +1084,12 @@ class Interpreter:
             element = self._iterate_value(first, first_node, node, "enumerate()", frame)
             return seq_of(tuple_of([const(), element]))
         if name == "zip":
+            # zip stops at its shortest input: a Python list next to a tensor fixes the trip count
+            # (`zip(proposals, image_shapes)`), so the tensor is not iterated for its own size.
+            bounded = any(SEQ in v.kinds and not v.is_tensor for v in args.positional)
             elements = [
-                self._iterate_value(v, a.value, node, "zip()", frame) for v, a in zip(args.positional, node.args)
+                _element(v) if bounded else self._iterate_value(v, a.value, node, "zip()", frame)
+                for v, a in zip(args.positional, node.args)
             ]
             return seq_of(tuple_of(elements))
         if name in ("map", "filter") and len(args.positional) >= 2:
@@ -1101,6 +1121,8 @@ class Interpreter:
             return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
         if receiver.has("random") and name in ("item", "tolist", "numpy", "__array__"):
             return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
+        if receiver.has("const_tensor") and name in ("item", "tolist", "numpy", "__array__"):
+            return const()  # the value of a constant tensor: folded by the exporters
         self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
         self._device_call(node, name, args, frame)
         prov = receiver.prov
@@ -1116,6 +1138,9 @@ class Interpreter:
             return kind(DDS, prov=prov)
         if name == "size":
             if args.positional or "dim" in args.keywords:
+                axis = _axis(node.args[0].value) if node.args else None
+                if receiver.has("static_tail") and axis not in (None, 0):
+                    return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
                 last = bool(node.args) and _is_minus_one(node.args[0].value)
                 return kind(_size_kind(receiver), *(("last_axis",) if last else ()), prov=prov)
             return _shape_seq(receiver)
@@ -1151,8 +1176,14 @@ class Interpreter:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random"}
+        if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
+            v.kinds <= {CONST, NONE} for v in args.positional[1:]
+        ):
+            keep |= {"static_tail"}  # self.query_tokens.expand(B, -1, -1): only the batch dim varies
         if receiver.has("param") and all(v.kinds <= {CONST, NONE} or v.has("param") for v in args.all()):
             keep |= {"param"}  # self.pos_embed.reshape(1, M, M, -1): still parameter-shaped
+            if receiver.has("const_tensor") and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
+                keep |= {"const_tensor"}
         return Val(kinds=frozenset({TENSOR}), tags=keep, prov=merge_prov([receiver] + args.all()))
 
     def _size_and_slice_args(self, node: cst.Call, qual: str | None, method: str | None, args: "CallArgs", frame: Frame) -> None:
@@ -1344,7 +1375,17 @@ def _size_kind(t: Val) -> str:
 def _shape_seq(t: Val) -> Val:
     k = _size_kind(t)
     prov = t.prov if k != CONST else ()
-    return seq_of(kind(k, prov=prov), "shape_seq", prov=prov).with_(kinds=frozenset({SEQ, k}))
+    tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
+    return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
+
+
+def _axis(node: cst.BaseExpression) -> int | None:
+    """The literal axis of ``x.shape[i]`` / ``x.size(i)``."""
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
 
 
 def _with_data_shape(v: Val) -> Val:
@@ -1605,13 +1646,14 @@ TENSOR_EVIDENCE = api.TENSOR_ONLY_METHODS | {
     "expand_as", "view_as", "reshape_as", "requires_grad", "is_cuda", "cuda", "cpu", "int", "double", "argsort",
     "sort", "topk", "gather", "scatter", "index_select", "flip", "roll", "t", "T", "mT", "narrow", "unfold",
 }
-_EVIDENCE_CACHE: dict[int, frozenset[str]] = {}
+_EVIDENCE_CACHE: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 
 
 def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
     """Names of ``fn``'s body used as tensors: ``name.<tensor-only attribute>``."""
     key = id(fn)
-    if key not in _EVIDENCE_CACHE:
+    cached = _EVIDENCE_CACHE.get(key)
+    if cached is None or cached[0] is not fn:  # (an id can be reused once a tree is freed)
         found: set[str] = set()
 
         class V(cst.CSTVisitor):
@@ -1625,8 +1667,8 @@ def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
         fn.visit(V())
         if len(_EVIDENCE_CACHE) > 4096:
             _EVIDENCE_CACHE.clear()
-        _EVIDENCE_CACHE[key] = frozenset(found)
-    return _EVIDENCE_CACHE[key]
+        cached = _EVIDENCE_CACHE[key] = (fn, frozenset(found))
+    return cached[1]
 
 
 # ====================================================================== self attributes

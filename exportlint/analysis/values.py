@@ -14,7 +14,8 @@ tensor or a tuple of them — never treated as iterable-tensor), ``bool`` (a boo
 ``scalar`` (a 0-d tensor), ``size_tensor`` (a tensor holding sizes), ``shape_seq``
 (``x.shape``), ``export_mode`` (an is-exporting predicate), ``module`` / ``modlist``,
 ``param`` (a parameter or buffer, or a tensor derived from parameters only: its shape is a
-constant under every exporter), ``random`` (a random draw: data-pipeline code), and the
+constant under every exporter), ``const_tensor`` (built from Python constants only, like
+``torch.tensor(0.5)``: its values are constants the exporters fold; implies ``param``), ``random`` (a random draw: data-pipeline code), and the
 truth tags ``truthy`` / ``falsy``: the value's truth is known while the target's exporters
 capture the model (``self.training`` is False in eval mode, ``torch.jit.is_scripting()`` is
 always False, ``torch.compiler.is_exporting()`` is True under torch.export, ``labels=None``…).
@@ -206,7 +207,7 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
-_ALL_OF = ("truthy", "falsy", "param", "random")
+_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor")
 
 
 def join(vals: list[Val]) -> Val:
@@ -256,6 +257,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         v.is_shape or v.is_dds for v in vals
     ):
         tags.add("param")  # arithmetic on parameters only: still a parameter-shaped tensor
+        if all(v.has("const_tensor") for v in vals if v.is_tensor):
+            tags.add("const_tensor")  # torch.tensor(2.0).log2(): a constant the exporters fold
     if any(v.has("random") for v in vals):
         tags.add("random")  # computed from a random draw: augmentation parameters
     if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):

@@ -35,8 +35,8 @@ class M(nn.Module):
     "cond",
     [
         "x.shape[0] > 1",
-        "x.size(1) == 4",
-        "x.size()[-1] != 3",
+        "x.size(1) >= 4",
+        "x.size()[-1] != 1",
         "x.numel() == 0",
         "x.flatten(1).shape[0] > 2",
         "x.shape[0] * 0.5 > 1",

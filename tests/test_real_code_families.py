@@ -580,3 +580,19 @@ def test_zip_with_a_python_list_is_bounded_by_the_list():
             return out
     """
     assert codes(src) == {(9, "EXL010")}
+
+
+def test_equality_with_a_specific_size_dispatches_on_a_fixed_dim():
+    src = """
+    class Decoder(nn.Module):
+        def forward(self, hidden, reference_points):
+            num_coordinates = reference_points.shape[-1]
+            if num_coordinates == 2:
+                hidden = hidden * 2
+            elif reference_points.shape[-1] != 4:
+                hidden = hidden + 1
+            if hidden.shape[1] == 1:
+                hidden = hidden.squeeze(1)
+            return hidden
+    """
+    assert codes(src) == {(9, "EXL022")}

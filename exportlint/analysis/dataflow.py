@@ -587,6 +587,8 @@ class Interpreter:
             return const()  # `"boxes" in target`: a key test
         if any(o.has("random") for o in operands):
             return const()  # `if torch.rand(1) < p:` is data augmentation
+        if _fixed_size_dispatch(node, operands):
+            return const()  # `if reference_points.shape[-1] == 4:` dispatches on a fixed-by-design dim
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
         live = [o for o in operands if o.kinds - {NONE}]
         result = combine(live)
@@ -1219,6 +1221,19 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size == 4`` / ``size != 3``: a shape tested for equality with a specific size of 2 or more
+    selects between layouts of a dim that is fixed by design (box coordinates, RGB channels, a
+    codebook count), not between sizes of a dynamic dim (those compare with 0 / 1 or a bound)."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for literal, other, value in ((right, left, operands[0]), (left, right, operands[1])):
+        if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
+            return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    return False
 
 
 def _library_data_shape(qual: str) -> bool:

@@ -67,6 +67,12 @@ _TABLE = [
     ("EXL901", "internal-error", "the analyzer failed on this file", E, E),
 ]
 
+# One finding per condition: when both codes fire on the same expression, the first one wins
+# (a condition that is data-dependent in one analysis and shape-dependent in another is EXL020).
+SUPERSEDES = {("EXL020", "EXL022")}
+SUPERSEDING = {win for win, _ in SUPERSEDES}
+SUPERSEDED = {lose for _, lose in SUPERSEDES}
+
 CATALOGUE: dict[str, RuleInfo] = {
     code: RuleInfo(code, name, summary, export, trace)
     for code, name, summary, export, trace in _TABLE

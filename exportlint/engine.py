@@ -26,8 +26,7 @@ from exportlint.rules import ALL_RULES, Finding, Rule, RuleContext
 _MAYBE_MODEL = re.compile(r"\bclass\b")
 _TORCHISH = ("torch", "Module", "forward")
 
-# When both fire on the same node, the first code wins.
-_SUPERSEDES = {("EXL020", "EXL022")}
+from exportlint.catalogue import SUPERSEDES as _SUPERSEDES
 
 
 class _Dispatcher:

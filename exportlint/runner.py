@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from exportlint.cache import Cache, content_hash, file_keys
-from exportlint.catalogue import CATALOGUE
+from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDING
 from exportlint.config import Settings
 from exportlint.diagnostics import Diagnostic, FileReport, Target
 from exportlint.files import SourceError, decode_source, discover, read_source, split_lines
@@ -285,9 +285,14 @@ def finalize(path: str, diagnostics: list[Diagnostic], settings: Settings, sourc
     ignored = settings.ignored_in(path)
     seen: set[tuple] = set()
     kept: list[Diagnostic] = []
+    # A helper reached from several models (in several files' analyses) can be found data-dependent
+    # in one and shape-dependent in another: one finding per condition, the stronger code.
+    data_at = {(d.line, d.column) for d in diagnostics if d.code in SUPERSEDING}
     for d in diagnostics:
         identity = d.identity()
         if identity in seen or d.code not in settings.enabled_codes or d.code in ignored:
+            continue
+        if d.code in SUPERSEDED and (d.line, d.column) in data_at:
             continue
         seen.add(identity)
         d.severity = settings.severity.get(d.code, d.severity)

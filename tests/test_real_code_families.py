@@ -596,3 +596,35 @@ def test_equality_with_a_specific_size_dispatches_on_a_fixed_dim():
             return hidden
     """
     assert codes(src) == {(9, "EXL022")}
+
+
+def test_linted_library_helpers_are_analyzed_not_assumed(tmp_path):
+    """A torchvision-style `batched_nms` in the linted set is followed (its empty check on the
+    data-sized boxes is EXL020, once), not replaced by what the library is known to return."""
+    from snippets import lint_tree
+
+    files = {
+        "ops/__init__.py": "",
+        "ops/boxes.py": """
+            import torch
+
+            def batched_nms(boxes, scores, idxs, iou_threshold: float):
+                if boxes.numel() == 0:
+                    return torch.empty((0,), dtype=torch.int64, device=boxes.device)
+                return torch.ops.torchvision.nms(boxes, scores, iou_threshold)
+            """,
+        "model.py": """
+            import torch
+            from torch import nn
+            from ops import boxes as box_ops
+
+            class Head(nn.Module):
+                def forward(self, boxes: torch.Tensor, scores: torch.Tensor):
+                    keep = box_ops.batched_nms(boxes, scores, scores, 0.5)
+                    boxes = boxes[scores > 0.1]
+                    keep = box_ops.batched_nms(boxes, scores, scores, 0.5)
+                    return boxes[keep]
+            """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert {c for _, c in got["ops/boxes.py"]} == {"EXL020", "EXL032"}

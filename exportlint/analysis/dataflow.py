@@ -443,15 +443,19 @@ class Interpreter:
     # ================================================================ events
     def emit(self, event: ev.Event, frame: Frame) -> None:
         if isinstance(event, ev.Branch):
-            node = event.cond_node  # descend through `and` / `or` / `not` to the deciding part
+            # The parts that decide the condition, outermost first: through `and` / `or` / `not`
+            # to the deciding comparison, then its deciding operand.
+            chain: list[cst.BaseExpression] = []
+            node = event.cond_node
             while True:
                 if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                     node = node.expression
-                elif isinstance(node, cst.BooleanOperation) and id(node) in self.deciding:
+                elif isinstance(node, (cst.BooleanOperation, cst.Comparison)) and id(node) in self.deciding:
                     node = self.deciding[id(node)]
+                    chain.append(node)
                 else:
                     break
-            event.deciding = node
+            event.deciding = tuple(chain)
         self.sink(event, frame.file, frame)
 
     # ================================================================ expressions
@@ -890,8 +894,8 @@ class Interpreter:
         helper = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
         if helper is not None:
             return self.predicate(helper)
-        if _library_data_shape(qual):
-            return self.library_data_shape(node, qual, args, frame)
+        if _library_data_shape(qual) and frame.file.resolve_function(qual) is None:
+            return self.library_data_shape(node, qual, args, frame)  # not linted: what it is known to do
         if root in api.MATH_ROOTS:
             if ".random" in qual or root == "random":
                 return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))

@@ -51,7 +51,7 @@ class Branch(Event):
     cond: Val
     cond_node: cst.BaseExpression
     inert: bool = False
-    deciding: cst.BaseExpression | None = None
+    deciding: tuple[cst.BaseExpression, ...] = ()
 
 
 @dataclass

@@ -35,12 +35,16 @@ class RuleContext:
         text = " ".join(self.file.code(node).split())
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
-    def condition(self, node: cst.CSTNode, deciding: cst.CSTNode | None, limit: int = 60) -> str:
-        """A condition as quoted in a message: whole when short, else the part that decides it."""
+    def condition(self, node: cst.CSTNode, deciding: tuple[cst.CSTNode, ...], limit: int = 60) -> str:
+        """A condition as quoted in a message: whole when short, else the largest part that
+        decides it and fits (a comparison, else its deciding operand)."""
         text = " ".join(self.file.code(node).split())
-        if len(text) <= limit or deciding is None or deciding is node:
+        if len(text) <= limit or not deciding:
             return self.code(node, limit)
-        return f"… {self.code(deciding, limit)} …"
+        for part in deciding:
+            if len(" ".join(self.file.code(part).split())) <= limit:
+                return f"… {self.code(part, limit)} …"
+        return f"… {self.code(deciding[-1], limit)} …"
 
     @property
     def trace(self) -> bool:

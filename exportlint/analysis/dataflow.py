@@ -541,7 +541,8 @@ class Interpreter:
             tags = frozenset({"bool"})
         result = combine([left, right], tags)
         if result.is_shape and not result.is_data and _makes_float(node):
-            return result.with_(tags=result.tags | {"float"})  # `h / s`, `h ** 0.5`: a float of sizes
+            root = {"root"} if isinstance(node.operator, cst.Power) else set()
+            return result.with_(tags=result.tags | {"float"} | root)  # `h / s`, `h ** 0.5`: a float of sizes
         return result
 
     def e_UnaryOperation(self, node: cst.UnaryOperation, frame: Frame) -> Val:
@@ -567,6 +568,8 @@ class Interpreter:
         out = join([left, right])
         if right.truth is (not is_and):  # `… or not self.training` is True, `… and False` False
             out = out.with_(tags=out.tags | (TRUTHY if not is_and else FALSY))
+        if is_and and out.is_data and (left.has("dtype_test") or right.has("dtype_test")):
+            out = out.with_(tags=out.tags | {"dtype_gated"})  # `x.dtype == torch.float16 and …`
         self.deciding[id(node)] = node.left if _rank(left) >= _rank(right) else node.right
         return out
 
@@ -591,6 +594,8 @@ class Interpreter:
             return const()  # `"boxes" in target`: a key test
         if any(o.has("random") for o in operands):
             return const()  # `if torch.rand(1) < p:` is data augmentation
+        if any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in [node.left] + [t.comparator for t in node.comparisons]):
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"dtype_test"}))
         if _fixed_size_dispatch(node, operands):
             return const()  # `if reference_points.shape[-1] == 4:` dispatches on a fixed-by-design dim
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.

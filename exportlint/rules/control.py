@@ -92,12 +92,15 @@ class DataDependentBranch(Rule):
                 "compute both sides and select with `torch.where(cond, a, b)`, or use "
                 "`torch.cond(pred, true_fn, false_fn, operands)`"
             )
+        gated = e.cond.has("dtype_gated")
         yield self.finding(
             ctx,
             e.node,
-            f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on tensor data ({_what(e.cond)})",
+            f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on tensor data ({_what(e.cond)})"
+            + ("; only when the model is exported in the dtype it tests" if gated else ""),
             hint,
             e.cond,
+            severity=Severity.WARNING if gated else None,
         )
 
 

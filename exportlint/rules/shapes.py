@@ -220,8 +220,11 @@ def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:
     if e.value.has("last_axis"):
         return Severity.INFO  # `/ math.sqrt(q.size(-1))`: correct everywhere when that dim is static (p10)
     pair = _FORM_SEVERITY.get(e.form)
-    if pair is None or (e.form == "int()" and e.value.has("float")):
-        return None  # `int(h / 2)`, `float(h)`, `math.sqrt(n)`: silent in ONNX dynamo or jit.trace
+    if e.form == "int()" and e.value.has("float") and not e.value.has("root"):
+        return None  # `int(h / 2)`: silent in ONNX dynamo and jit.trace (p05)
+    if pair is None:
+        return None  # `float(h)`, `math.sqrt(n)`, numpy: silent or failing in ONNX dynamo / jit.trace
+    # `int(h)`, `int(n ** 0.5)` (ONNX dynamo keeps it, p09b), `len(t)`, `range(h)`, `round()`
     return pair[1] if ctx.trace else pair[0]
 
 

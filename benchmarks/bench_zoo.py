@@ -49,7 +49,8 @@ whole; transformers without the ``models/<type>/`` directories of architectures 
 which cannot hold a ground-truth line or a false alarm and would triple the lint time), then reports
 
 * export failure-line recall: distinct package lines where ``torch.export`` failed that have a
-  finding (any code) whose span ``[line, end_line]`` covers the line;
+  finding (any code) whose span ``[line, end_line]`` overlaps the statement starting on that line
+  (Python reports a multi-line statement at its first line; for ``if``/``for``/``while`` the header);
 * trace: TracerWarning-line recall over the traces that diverged from eager on B or failed on B
   (trace-target findings); jit.trace failure lines likewise;
 * specialising lines: how many have an export-target finding;
@@ -1055,10 +1056,39 @@ def lint(target, dirs, paths):
     return by_file, len(findings)
 
 
-def _covering(index, where):
+_STMT_CACHE: dict = {}
+
+
+def _statement_span(dirs, path: str, line: int) -> tuple[int, int]:
+    """The lines of the statement that starts at ``line`` (Python reports an error or warning at the
+    first line of a multi-line statement): a simple statement whole, a compound one its header."""
+    if path not in _STMT_CACHE:
+        import ast
+
+        spans: dict[int, tuple[int, int]] = {}
+        pkg, _, rest = path.partition("/")
+        try:
+            tree = ast.parse((dirs[pkg] / rest).read_text())
+        except (OSError, KeyError, SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.stmt):
+                head = getattr(node, "test", None) or getattr(node, "iter", None)
+                end = head.end_lineno if head is not None else node.end_lineno
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.Try)):
+                    end = node.lineno
+                old = spans.get(node.lineno)
+                spans[node.lineno] = (node.lineno, max(end or node.lineno, old[1] if old else 0))
+        _STMT_CACHE[path] = spans
+    return _STMT_CACHE[path].get(line, (line, line))
+
+
+def _covering(index, where, dirs=None):
+    """Findings on a ground-truth line: their span overlaps the statement that starts there."""
     path, _, line = where.rpartition(":")
     line = int(line)
-    return [f for f in index.get(path, []) if f["line"] <= line <= (f.get("end_line") or f["line"])]
+    lo, hi = _statement_span(dirs, path, line) if dirs is not None else (line, line)
+    return [f for f in index.get(path, []) if f["line"] <= hi and lo <= (f.get("end_line") or f["line"])]
 
 
 _SRC_CACHE: dict = {}
@@ -1109,7 +1139,7 @@ def score():
     all_warn = {w["line"] for r in built.values() for w in r.get("trace", {}).get("warnings", [])}
 
     def recall(lines_, index):
-        hit = {k: v for k, v in lines_.items() if _covering(index, k)}
+        hit = {k: v for k, v in lines_.items() if _covering(index, k, dirs)}
         miss = {k: v for k, v in lines_.items() if k not in hit}
         return hit, miss
 

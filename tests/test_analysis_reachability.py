@@ -95,7 +95,7 @@ def test_helpers_methods_nested_functions_and_lambdas_are_followed():
         def helper(self, t):
             return t.tolist()
 
-        def forward(self, x):
+        def forward(self, x: torch.Tensor):
             a = module_helper(x)
             b = self.mixin_helper(x)
             c = self.helper(x)

@@ -208,6 +208,7 @@ def element_of(v: Val) -> Val:
 
 
 _ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor")
+_TENSOR_FACTS = ("param", "const_tensor")
 
 
 def join(vals: list[Val]) -> Val:
@@ -222,8 +223,14 @@ def join(vals: list[Val]) -> Val:
         return first
     kinds = frozenset().union(*(v.kinds for v in vals))
     tags = frozenset().union(*(v.tags for v in vals))
-    # Facts that hold of every joined value only: a known truth, derived-from-parameters.
-    tags -= {t for t in _ALL_OF if t in tags and not all(t in v.tags for v in vals)}
+    # Facts that hold of every joined value only: a known truth, derived-from-parameters (of every
+    # tensor joined: `nn.Parameter(...) if flag else None` is still a parameter when it is a tensor).
+    tensors = [v for v in vals if TENSOR in v.kinds]
+    for t in _ALL_OF:
+        if t in tags:
+            pool = tensors if t in _TENSOR_FACTS and tensors else vals
+            if not all(t in v.tags for v in pool):
+                tags -= {t}
     items = None
     if all(v.items is not None for v in vals) and len({len(v.items) for v in vals}) == 1:  # type: ignore[arg-type]
         items = tuple(join([v.items[i] for v in vals]) for i in range(len(vals[0].items)))  # type: ignore[index]

@@ -62,8 +62,8 @@ class TensorToScalar(Rule):
     events = (ev.FunctionCall,)
 
     def check(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
-        if e.qual not in api.CONVERTERS or not e.args or not e.args[0].is_tensor:
-            return
+        if e.qual not in api.CONVERTERS or not e.args or not e.args[0].is_definite_tensor:
+            return  # `int(x)` of a value that may be a Python number is not shown to read a tensor
         arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
         if e.qual == "bool":
             hint = "keep the condition a tensor and select with `torch.where(cond, a, b)` instead of converting it"
@@ -87,7 +87,7 @@ class NumpyOnTensor(Rule):
         root = e.qual.split(".")[0]
         if root not in api.MATH_ROOTS or e.qual in api.HOST_NUMPY:
             return
-        tensors = [v for v in e.args if v.is_tensor] + [v for v in e.kwargs.values() if v.is_tensor]
+        tensors = [v for v in e.args if v.is_definite_tensor] + [v for v in e.kwargs.values() if v.is_definite_tensor]
         if not tensors:
             return
         func = e.qual.rsplit(".", 1)[-1]

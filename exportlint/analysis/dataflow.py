@@ -191,6 +191,10 @@ class Interpreter:
 
     def _analyze_uncalled_nested(self, frame: Frame) -> None:
         for ref in frame.nested:
+            if isinstance(ref.node, cst.Lambda) and isinstance(
+                ref.node.body, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString)
+            ):
+                continue  # `lambda: f"..."`: the message of a check, built only when it fails
             if id(ref.node) not in frame.called_nested:
                 frame.called_nested.add(id(ref.node))
                 self.call_function(ref, None)
@@ -980,6 +984,8 @@ class Interpreter:
             return self.call_value(node, args.positional[0], inner, frame)
         self._size_and_slice_args(node, qual, None, args, frame)
         data_shape = last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords)
+        if data_shape and args.positional and args.positional[0].has("const_tensor"):
+            data_shape = False  # of a constant tensor: a constant
         if data_shape:
             self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None), frame)
         if last == "repeat_interleave":
@@ -1164,7 +1170,7 @@ class Interpreter:
         if name == "type" and not args.positional and not args.keywords:
             return const()
         self._size_and_slice_args(node, None, name, args, frame)
-        data_shape = name in api.DATA_SHAPE_OPS
+        data_shape = name in api.DATA_SHAPE_OPS and not receiver.has("const_tensor")
         if data_shape:
             self.emit(ev.DataShapeOp(node, f".{name}()", receiver), frame)
         if name == "repeat_interleave":

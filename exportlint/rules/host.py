@@ -62,9 +62,24 @@ class TensorToScalar(Rule):
     events = (ev.FunctionCall,)
 
     def check(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
-        if e.qual not in api.CONVERTERS or not e.args or not e.args[0].is_definite_tensor:
-            return  # `int(x)` of a value that may be a Python number is not shown to read a tensor
+        if e.qual not in api.CONVERTERS or not e.args:
+            return
         arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
+        value = e.args[0]
+        if value.is_dds and not value.is_tensor and not ctx.trace:
+            # `int(x.item())`: non-strict torch.export must guard on the unbacked value (measured: fails)
+            yield self.finding(
+                ctx,
+                e.node,
+                f"`{ctx.code(e.node)}` converts the data-dependent value `{arg}` to a Python {e.qual}: non-strict "
+                "torch.export cannot guard on it (`GuardOnDataDependentSymNode`)",
+                f"drop the `{e.qual}()` (`.item()` of an integer tensor is already an int) or keep the value a tensor; "
+                "if it must be a size, `torch._check_is_size(n)` right after reading it",
+                value,
+            )
+            return
+        if not value.is_definite_tensor:
+            return  # `int(x)` of a value that may be a Python number is not shown to read a tensor
         if e.qual == "bool":
             hint = "keep the condition a tensor and select with `torch.where(cond, a, b)` instead of converting it"
         elif ctx.trace:

@@ -327,5 +327,8 @@ class Net(nn.Module):
 
 
 def test_unannotated_flag_parameters_with_none_defaults():
-    src = module("if use_cache and return_dict:\n    x = x + 1\nif mask:\n    x = x * 2", "x, use_cache=None, return_dict=None, mask=None")
+    src = module("if use_cache and return_dict:\n    x = x + 1\nif mask:\n    x = x * 2", "x, use_cache=None, return_dict=None, mask: torch.Tensor | None = None")
     assert codes(src) == {(15, "EXL020")}
+    # an unannotated `mask=None` nothing shows to be a tensor may be a flag: no finding
+    src = module("if mask:\n    x = x * 2", "x, mask=None")
+    assert codes(src) == set()

@@ -628,3 +628,72 @@ def test_linted_library_helpers_are_analyzed_not_assumed(tmp_path):
     }
     got = lint_tree(tmp_path, files)
     assert {c for _, c in got["ops/boxes.py"]} == {"EXL020", "EXL032"}
+
+
+def test_bounds_checked_with_torch_check_are_not_reported():
+    src = """
+    class Crop(nn.Module):
+        def forward(self, x, lengths: torch.Tensor):
+            n = lengths.max().item()
+            torch._check(n <= x.shape[1])
+            y = x[:, :n]
+            m = lengths.min().item()
+            return y + x[:, :m].sum()
+    """
+    assert {(line, c) for line, c in codes(src) if c == "EXL030"} == {(8, "EXL030")}
+
+
+def test_forward_replaced_by_a_class_decorator_is_not_export_code():
+    src = """
+    from transformers.integrations import use_experts_implementation
+
+    @use_experts_implementation
+    class Experts(nn.Module):
+        def forward(self, hidden, expert_mask):
+            for expert_idx in expert_mask.nonzero():
+                hidden = hidden + expert_idx.sum()
+            return hidden
+
+    class Moe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.experts = Experts()
+
+        def forward(self, x: torch.Tensor):
+            return self.experts(x, x > 0)
+    """
+    assert found(src) == set()
+
+
+def test_export_mode_branches_that_fill_a_default_or_take_a_fast_path_are_quiet():
+    src = """
+    from transformers.utils import is_torchdynamo_compiling
+
+    class Attn(nn.Module):
+        def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None):
+            if attention_mask is None and not is_torchdynamo_compiling():
+                attention_mask = torch.ones_like(x)
+            return self.resize(x, 4)
+
+        def resize(self, posemb, n):
+            if not torch.compiler.is_exporting() and posemb.shape[1] == n:
+                return posemb
+            return F.interpolate(posemb, size=(n,))
+    """
+    assert found(src) == set()
+
+
+def test_attribute_set_only_while_tracing_is_not_a_tensor_under_export():
+    src = """
+    class Window(nn.Module):
+        def __init__(self, res: int = 7):
+            super().__init__()
+            self.window_size = res
+
+        def set_window(self, res):
+            self.window_size = torch.min(torch.tensor(res)) if torch.jit.is_tracing() else min(res)
+
+        def forward(self, x: torch.Tensor):
+            return x.view(-1, self.window_size, self.window_size, x.shape[-1])
+    """
+    assert "EXL041" not in found(src)

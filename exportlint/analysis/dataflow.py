@@ -149,6 +149,7 @@ class Interpreter:
         modules = [
             c for c in self.file.classes.values()
             if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
+            and not _forward_replaced(c)
         ]
         built = _submodule_classes(self.file)
         for cls in sorted(modules, key=lambda c: id(c) in built):
@@ -296,7 +297,8 @@ class Interpreter:
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         cond = self.expr(node.test, frame)
         kind = "guard" if _is_guard(node) else ("elif" if is_elif else "if")
-        self.emit(ev.Branch(node, kind, cond, node.test, inert=_is_inert(node)), frame)
+        inert = _is_inert(node) or _fills_default(node) or _shortcut_return(node, frame)
+        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
@@ -880,7 +882,7 @@ class Interpreter:
             return kind(TENSOR, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
-            found = cls.find_method("forward")
+            found = cls.find_method("forward") if not _forward_replaced(cls) else None
             if found is not None:
                 defining, fn = found
                 self.reached.add(id(cls))
@@ -903,6 +905,8 @@ class Interpreter:
         helper = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
         if helper is not None:
             return self.predicate(helper)
+        if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
+            self.mark_checked(node, frame)
         if _library_data_shape(qual) and frame.file.resolve_function(qual) is None:
             return self.library_data_shape(node, qual, args, frame)  # not linted: what it is known to do
         if root in api.MATH_ROOTS:
@@ -958,7 +962,28 @@ class Interpreter:
             tags.add("truthy" if value else "falsy")
         return Val(kinds=frozenset({CONST}), tags=frozenset(tags))
 
+    def mark_checked(self, node: cst.Call, frame: Frame) -> None:
+        """``torch._check(n <= x.shape[0])``: the data-dependent names in the condition are bounded."""
+        if not node.args:
+            return
+        names: list[str] = []
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                names.append(n.value)
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:
+                return False
+
+        node.args[0].value.visit(V())
+        for name in names:
+            v = frame.env.get(name)
+            if v is not None and v.is_dds:
+                frame.env[name] = v.with_(tags=v.tags | {"checked"})
+
     def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
+            self.mark_checked(node, frame)
         self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
         self._device_call(node, None, args, frame)
         last = qual.rsplit(".", 1)[-1]
@@ -1317,6 +1342,71 @@ def _is_inert(node: cst.If) -> bool:
     if isinstance(node.orelse, cst.If):
         return _is_inert(node.orelse)
     return _only_checks(node.orelse.body)
+
+
+def _forward_replaced(cls: ClassInfo) -> bool:
+    """A class decorator replaces this Module's forward by default (transformers' MoE experts)."""
+    return any((dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) or "").rsplit(".", 1)[-1]
+               in api.FORWARD_REPLACING_DECORATORS for d in cls.node.decorators)
+
+
+def _none_tested(test: cst.BaseExpression) -> set[str]:
+    """Names tested `is None` in a condition (through `and`)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _none_tested(test.left) | _none_tested(test.right)
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        name = dotted(test.left)
+        return {name} if name else set()
+    return set()
+
+
+def _fills_default(node: cst.If) -> bool:
+    """`if mask is None and not is_compiling(): mask = torch.ones(...)`: the arm only fills in a
+    default for a value that is None; the code after it handles both (EXL060 stays quiet)."""
+    tested = _none_tested(node.test)
+    if not tested or node.orelse is not None:
+        return False
+    for stmt in _suite(node.body):
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in smalls:
+            if isinstance(small, cst.Assign):
+                if not all(dotted(t.target) in tested for t in small.targets):
+                    return False
+            elif isinstance(small, cst.AnnAssign):
+                if dotted(small.target) not in tested:
+                    return False
+            elif not _is_logging_stmt(small):
+                return False
+    return True
+
+
+def _equalities(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _equalities(test.left) or _equalities(test.right)
+    return isinstance(test, cst.Comparison) and all(isinstance(c.operator, cst.Equal) for c in test.comparisons)
+
+
+def _shortcut_return(node: cst.If, frame: Frame) -> bool:
+    """`if not is_exporting() and n == m: return posemb`: when the sizes already match, a fast path
+    returns an argument as it is, where the other path computes the same value the long way."""
+    if not (isinstance(node.test, cst.BooleanOperation) and _equalities(node.test)):
+        return False
+    body = _suite(node.body)
+    if node.orelse is not None or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return False
+    small = body[0].body
+    if len(small) != 1 or not isinstance(small[0], cst.Return) or not isinstance(small[0].value, cst.Name):
+        return False
+    fn = frame.func.node
+    params = fn.params if isinstance(fn, (cst.FunctionDef, cst.Lambda)) else None
+    names = {p.name.value for p in (list(params.params) + list(params.posonly_params) + list(params.kwonly_params))} if params else set()
+    return small[0].value.value in names
 
 
 def _is_training_only(cls: ClassInfo) -> bool:
@@ -1715,7 +1805,7 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
             continue
         c.scan_attrs()
         vals = [kind(TENSOR, "param")] if attr in c.tensor_attrs else []
-        vals += [_classify_attr_expr(expr, c) for expr in c.attr_exprs.get(attr, [])]
+        vals += [_classify_attr_expr(expr, c, interp.target) for expr in c.attr_exprs.get(attr, [])]
         if vals:
             return join(vals)
         if attr in c.class_consts:
@@ -1762,7 +1852,20 @@ def _submodule_classes(file: FileIndex) -> set[int]:
     return out
 
 
-def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:
+def _static_predicate(test: cst.BaseExpression, fi: FileIndex, target: Target) -> bool | None:
+    """The value of an is-exporting predicate test (`torch.jit.is_tracing()`, `not …`) under target."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _static_predicate(test.expression, fi, target)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Call):
+        return None
+    qual = fi.qualify(test.func) or dotted(test.func) or ""
+    qual = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1], qual) if qual not in api.EXPORT_PREDICATES else qual
+    values = api.EXPORT_PREDICATES.get(qual)
+    return None if values is None else values[1 if target is Target.TRACE else 0]
+
+
+def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
     fi = cls.file
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
         return const()
@@ -1771,7 +1874,10 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo) -> Val:
             return kind(NONE)
         return const()
     if isinstance(expr, cst.IfExp):
-        return join([_classify_attr_expr(expr.body, cls), _classify_attr_expr(expr.orelse, cls)])
+        known = _static_predicate(expr.test, fi, target)
+        if known is not None:  # `torch.tensor(...) if torch.jit.is_tracing() else min(res)`
+            return _classify_attr_expr(expr.body if known else expr.orelse, cls, target)
+        return join([_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)])
     if isinstance(expr, (cst.List, cst.Tuple)):
         parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]
         if parts and all(p.has("module") for p in parts):

@@ -22,6 +22,16 @@ EXPORT_PREDICATES: dict[str, tuple[bool | None, bool | None]] = {
     "torch.onnx.is_in_onnx_export": (None, None),
     "transformers.utils.is_tracing": (True, True),  # compiling, or jit-tracing: True under every exporter
 }
+# Checks that bound a data-dependent value for torch.export (the fix EXL030 recommends): the names
+# in their condition are "checked" from there on.  transformers' wrapper calls torch._check.
+CHECK_FUNCS = {"_check", "_check_is_size", "_check_with", "torch_compilable_check"}
+
+# Class decorators that replace a Module's forward by another implementation by default:
+# transformers 5's `@use_experts_implementation` dispatches MoE experts to `grouped_mm` unless
+# `experts_implementation="eager"` is asked for, so the class's own (eager loop) forward is not what
+# a default export runs.
+FORWARD_REPLACING_DECORATORS = {"use_experts_implementation"}
+
 # Model libraries' wrappers of those predicates, by the name they are imported under.
 PREDICATE_HELPERS = {
     "is_torchdynamo_compiling": "torch.compiler.is_compiling",  # transformers

@@ -89,6 +89,12 @@ class Val:
         return TENSOR in self.kinds or DDS in self.kinds
 
     @property
+    def proven_data(self) -> bool:
+        """Shown to be data: a data-dependent scalar, or a value the code shows to be a tensor (not
+        an unannotated input that may be a number or a tuple).  What a finding about data needs."""
+        return DDS in self.kinds or (TENSOR in self.kinds and "maybe_tuple" not in self.tags)
+
+    @property
     def is_shape(self) -> bool:
         return SHAPE in self.kinds
 
@@ -124,8 +130,9 @@ class Val:
 
     @property
     def is_index_like(self) -> bool:
-        """A Python int read from data, or a 0-d tensor used as an int (not a gather index)."""
-        return self.is_dds or (self.is_tensor and self.has("scalar"))
+        """A Python int read from data (not bounded by ``torch._check``), or a 0-d tensor used as an
+        int (not a gather index)."""
+        return (self.is_dds and "checked" not in self.tags) or (self.is_tensor and self.has("scalar"))
 
     # -- construction ------------------------------------------------------------------------
     def with_(self, **changes: Any) -> "Val":

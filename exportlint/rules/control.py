@@ -65,7 +65,7 @@ class DataDependentBranch(Rule):
     events = (ev.Branch,)
 
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
-        if not e.cond.is_data or e.cond.truth is not None:
+        if not e.cond.proven_data or e.cond.truth is not None:
             return
         cond = ctx.condition(e.cond_node, e.deciding)
         if e.kind == "guard" and not ctx.trace:
@@ -109,7 +109,7 @@ class DataDependentLoop(Rule):
     events = (ev.CountedLoop,)
 
     def check(self, e: ev.CountedLoop, ctx: RuleContext) -> Iterator[Finding]:
-        bad = [(n, v) for n, v in e.counts if v.is_data]
+        bad = [(n, v) for n, v in e.counts if v.proven_data]
         if not bad:
             return
         node, value = bad[0]
@@ -177,14 +177,19 @@ class ShapeDependentBranch(Rule):
 
 
 # Which exports see the predicate True (measured, torch 2.13): the other path is what eager runs.
+_TRACING = "torch.jit.trace and the TorchScript ONNX exporter"
+_COMPILING = "torch.export, the ONNX dynamo exporter and torch.compile"
 _TRUE_UNDER = {
-    "is_in_onnx_export": "torch.onnx.export (both exporters)",
-    "is_tracing": "torch.jit.trace and the TorchScript ONNX exporter",
-    "_get_tracing_state": "torch.jit.trace and the TorchScript ONNX exporter",
-    "is_scripting": "torch.jit.script only (False in eager and under every exporter)",
-    "is_exporting": "torch.export and the ONNX dynamo exporter",
-    "is_compiling": "torch.export, the ONNX dynamo exporter and torch.compile",
-    "is_dynamo_compiling": "torch.export, the ONNX dynamo exporter and torch.compile",
+    "torch.onnx.is_in_onnx_export": "torch.onnx.export (both exporters)",
+    "torch.jit.is_tracing": _TRACING,
+    "torch.jit._trace.is_tracing": _TRACING,
+    "torch._C._get_tracing_state": _TRACING,
+    "torch.compiler.is_exporting": "torch.export and the ONNX dynamo exporter",
+    "torch.compiler.is_compiling": _COMPILING,
+    "torch.compiler.is_dynamo_compiling": _COMPILING,
+    "torch._dynamo.is_compiling": _COMPILING,
+    "torch._utils.is_compiling": _COMPILING,
+    "transformers.utils.is_tracing": "every exporter (torch.export, ONNX dynamo, jit.trace, TorchScript ONNX)",
 }
 
 
@@ -198,8 +203,7 @@ class ExportModeBranch(Rule):
         if not e.cond.has("mode_differs") or e.kind in ("assert", "comprehension-if", "guard") or e.inert:
             return
         quals = sorted(t.split(":", 1)[1] for t in e.cond.tags if t.startswith("export_mode:"))
-        preds = sorted({q.rsplit(".", 1)[-1] for q in quals})
-        when = "; ".join(f"`{p}()` is True under {_TRUE_UNDER.get(p, 'export')}" for p in preds)
+        when = "; ".join(f"`{q}()` is True under {_TRUE_UNDER.get(q, 'export')}" for q in quals)
         split = e.cond.truth is None
         yield self.finding(
             ctx,

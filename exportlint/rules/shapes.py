@@ -23,7 +23,9 @@ class TensorFromRuntimeValues(Rule):
         data = e.args[0]
         if not data.carries_runtime_values:
             return
-        holds_data = data.contains(lambda v: v.is_data)
+        if data.is_tensor and SEQ not in data.kinds:
+            return  # `torch.as_tensor(t, dtype=...)`: a cast of a tensor, not data frozen into a constant
+        holds_data = data.contains(lambda v: v.proven_data)
         if not holds_data and (not ctx.trace or SEQ not in data.kinds):
             # sizes only: torch.export and ONNX dynamo keep them symbolic, and jit.trace records one
             # size (`torch.tensor(seq_len)`) as `aten::size`; only a list of sizes is baked (p17)
@@ -58,7 +60,7 @@ class DataDependentSlice(Rule):
             assert isinstance(e, ev.Index)
             if not (e.value.is_tensor or e.value.has("shape_seq")):
                 return
-            bad = [(n, v, "slice bound") for n, v in e.bounds if v.is_data]
+            bad = [(n, v, "slice bound") for n, v in e.bounds if v.proven_data and not v.has("checked")]
             bad += [(n, v, "index") for n, v in e.indices if v.is_index_like]
         for node, value, what in bad:
             expr = ctx.code(node)
@@ -97,7 +99,8 @@ class SizeTensorConcat(Rule):
     events = (ev.SizeArg,)
 
     def check(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:
-        bad = [v for v in _size_parts(e) if v.has("size_tensor")]
+        # tensors holding sizes (`grid[0]` of `torch.tensor([h, w])`), not Python ints read from them
+        bad = [v for v in _size_parts(e) if v.has("size_tensor") and v.is_tensor]
         if not bad:
             return
         whole = e.value.has("size_tensor") and e.value.is_tensor

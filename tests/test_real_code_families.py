@@ -697,3 +697,20 @@ def test_attribute_set_only_while_tracing_is_not_a_tensor_under_export():
             return x.view(-1, self.window_size, self.window_size, x.shape[-1])
     """
     assert "EXL041" not in found(src)
+
+
+def test_an_arm_that_ends_in_an_error_only_builds_its_message():
+    src = """
+    class Check(nn.Module):
+        def forward(self, boxes: torch.Tensor):
+            degenerate = boxes[:, 2:] <= boxes[:, :2]
+            if degenerate.any():
+                idx = torch.where(degenerate.any(dim=1))[0][0]
+                bad = boxes[idx].tolist()
+                torch._assert(False, f"degenerate box {bad}")
+            if boxes.shape[0] > 100:
+                n = int(boxes.shape[0])
+                raise ValueError(f"too many boxes: {n}")
+            return boxes
+    """
+    assert codes(src) == {(5, "EXL020")}

@@ -303,7 +303,7 @@ class Interpreter:
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
-        if truth is not False:
+        if truth is not False and not _ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
             if self.block(_suite(node.body), frame):
                 outs.append(frame.env)
@@ -1327,10 +1327,32 @@ def _only_checks(body: cst.BaseSuite) -> bool:
     return bool(stmts) and all(_is_logging_stmt(s) for s in stmts)
 
 
+def _ends_in_failure(body: cst.BaseSuite) -> bool:
+    """The arm ends by raising (`raise`, `assert False`, `torch._assert(False, msg)`): whatever it
+    computes before only builds the error message."""
+    stmts = _suite(body)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    if not smalls:
+        return False
+    small = smalls[-1]
+    if isinstance(small, cst.Raise):
+        return True
+    if isinstance(small, cst.Assert):
+        return isinstance(small.test, cst.Name) and small.test.value == "False"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and small.value.args:
+        name = (dotted(small.value.func) or "").rsplit(".", 1)[-1]
+        first = small.value.args[0].value
+        return name in ("_assert", "_assert_async") and isinstance(first, cst.Name) and first.value == "False"
+    return False
+
+
 def _is_guard(node: cst.If) -> bool:
     """`if <bad>: raise / warn / log` with no `else` doing work: a validation guard (torch.export
     turns it into a range constraint or a runtime assert; jit.trace drops it)."""
-    return _only_checks(node.body) and not isinstance(node.orelse, cst.Else)
+    return (_only_checks(node.body) or _ends_in_failure(node.body)) and not isinstance(node.orelse, cst.Else)
 
 
 def _is_inert(node: cst.If) -> bool:

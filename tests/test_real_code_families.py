@@ -714,3 +714,14 @@ def test_an_arm_that_ends_in_an_error_only_builds_its_message():
             return boxes
     """
     assert codes(src) == {(5, "EXL020")}
+
+
+def test_methods_tensors_do_not_have_tell_nothing_about_an_unannotated_input():
+    src = """
+    class Attn(nn.Module):
+        def forward(self, hidden_states: torch.Tensor, past_key_values=None):
+            if past_key_values is not None and past_key_values.get_seq_length(0) > 0:
+                hidden_states = hidden_states * 2
+            return hidden_states
+    """
+    assert found(src) == set()

@@ -827,6 +827,16 @@ class Interpreter:
         if isinstance(receiver.ref, (SelfRef, ClassInfo)):
             callee = self.attribute(receiver, name, frame)
             return self.call_value(node, callee, args, frame)
+        if (
+            receiver.is_tensor
+            and receiver.has("maybe_tuple")
+            and name not in TENSOR_EVIDENCE
+            and name not in api.CONTAINER_METHODS
+            and not isinstance(receiver.ref, str)
+        ):
+            # `past_key_values.get_seq_length()`: a method tensors do not have, on a value that may
+            # be another object (a cache, a config, a model output): nothing is known of the result.
+            return OPAQUE
         if receiver.is_tensor or (receiver.has("opaque") and name in api.TENSOR_ONLY_METHODS):
             return self.tensor_method(node, receiver.with_(kinds=receiver.kinds | {TENSOR}, tags=receiver.tags | {"maybe_tuple"}), func.value, name, args, frame)
         self._device_call(node, name, args, frame)
@@ -1786,7 +1796,16 @@ TENSOR_EVIDENCE = api.TENSOR_ONLY_METHODS | {
     "new_full", "new_empty", "new_tensor", "clone", "matmul", "bmm", "type_as", "chunk", "permute", "mean", "sum",
     "max", "min", "abs", "exp", "log", "sqrt", "pow", "masked_fill_", "fill_", "zero_", "mul", "add", "sub", "div",
     "expand_as", "view_as", "reshape_as", "requires_grad", "is_cuda", "cuda", "cpu", "int", "double", "argsort",
-    "sort", "topk", "gather", "scatter", "index_select", "flip", "roll", "t", "T", "mT", "narrow", "unfold",
+    "topk", "gather", "scatter", "index_select", "flip", "roll", "t", "T", "mT", "narrow", "unfold",
+    "unique", "argwhere", "masked_select", "unique_consecutive", "repeat_interleave", "cumsum", "cumprod",
+    "log_softmax", "tanh", "relu", "gelu", "masked_fill", "numel", "nelement", "byte", "short", "index_put",
+    "index_put_", "scatter_", "scatter_add", "copy_", "clamp_", "mul_", "add_", "div_", "sub_", "baddbmm",
+    "addmm", "mm", "triu", "tril", "diagonal", "diag", "logsumexp", "std", "var", "median", "kthvalue",
+    "cummax", "cummin", "ravel", "movedim", "swapaxes", "amax", "amin", "eq", "ne", "gt", "lt", "ge", "le",
+    "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num", "floor", "ceil",
+    "sign", "sin", "cos", "rsqrt", "reciprocal", "where", "masked_scatter", "index_add", "index_fill",
+    "index_copy", "take_along_dim", "stride", "is_contiguous", "log1p", "expm1", "clip", "new_full",
+    "chunk", "half", "bfloat16", "argsort", "all", "any",
 }
 _EVIDENCE_CACHE: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 

@@ -1083,6 +1083,30 @@ def _statement_span(dirs, path: str, line: int) -> tuple[int, int]:
     return _STMT_CACHE[path].get(line, (line, line))
 
 
+def _is_guard_line(dirs, where: str) -> bool:
+    """Is the statement at ``where`` an `assert`, or an `if` whose body only raises, warns or logs?"""
+    import ast
+
+    path, _, line = where.rpartition(":")
+    pkg, _, rest = path.partition("/")
+    try:
+        tree = ast.parse((dirs[pkg] / rest).read_text())
+    except (OSError, KeyError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno == int(line):
+            if isinstance(node, ast.Assert):
+                return True
+            if isinstance(node, ast.If) and not node.orelse:
+                return all(
+                    isinstance(s, (ast.Raise, ast.Pass))
+                    or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                        and getattr(s.value.func, "attr", getattr(s.value.func, "id", "")) in ("warn", "warning", "warning_once", "info", "debug", "print"))
+                    for s in node.body
+                )
+    return False
+
+
 def _covering(index, where, dirs=None):
     """Findings on a ground-truth line: their span overlaps the statement that starts there."""
     path, _, line = where.rpartition(":")
@@ -1146,6 +1170,11 @@ def score():
     ex_hit, ex_miss = recall(fail_lines, idx_export)
     sp_hit, sp_miss = recall(spec_lines, idx_export)
     tw_hit, tw_miss = recall(warn_lines, idx_trace)
+    # Validation guards (`assert` on sizes, `if …: raise`) warn while tracing but never change the
+    # traced graph (jit.trace drops them): by definition not findings, so also counted without them.
+    tw_guard = {k for k in warn_lines if _is_guard_line(dirs, k)}
+    twg_hit = {k: v for k, v in tw_hit.items() if k not in tw_guard}
+    twg_miss = {k: v for k, v in tw_miss.items() if k not in tw_guard}
     tf_hit, tf_miss = recall(trace_fail_lines, idx_trace)
 
     # false alarms
@@ -1228,6 +1257,7 @@ def score():
         f"| **export failure-line recall** (export target) | {pct(ex_hit, ex_miss)} |",
         f"| **specialising lines with a finding** (export target) | {pct(sp_hit, sp_miss)} |",
         f"| **TracerWarning-line recall**, traces diverging/failing on B (trace target) | {pct(tw_hit, tw_miss)} |",
+        f"| TracerWarning-line recall without validation guards ({len(tw_guard)} `assert` / raise-only `if` lines) | {pct(twg_hit, twg_miss)} |",
         f"| jit.trace failure-line recall (trace target) | {pct(tf_hit, tf_miss)} |",
         f"| **false alarms, export target** (error findings on lines run by clean exports) | {len(fa_export)} "
         f"({len(fa_ex_new)} not a ground-truth line elsewhere); {cov_export} lines covered |",
@@ -1275,7 +1305,7 @@ def score():
         "counts": counts,
         "export_failure_lines": {"hit": sorted(ex_hit), "miss": sorted(ex_miss)},
         "specialising_lines": {"hit": sorted(sp_hit), "miss": sorted(sp_miss)},
-        "tracer_warning_lines": {"hit": sorted(tw_hit), "miss": sorted(tw_miss)},
+        "tracer_warning_lines": {"hit": sorted(tw_hit), "miss": sorted(tw_miss), "guards": sorted(tw_guard)},
         "trace_failure_lines": {"hit": sorted(tf_hit), "miss": sorted(tf_miss)},
         "false_alarms_export": fa_export,
         "false_alarms_trace": fa_trace,

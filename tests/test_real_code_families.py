@@ -725,3 +725,14 @@ def test_methods_tensors_do_not_have_tell_nothing_about_an_unannotated_input():
             return hidden_states
     """
     assert found(src) == set()
+
+
+def test_sym_int_is_symbolic_under_export_but_baked_by_trace():
+    src = """
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor):
+            n = torch.sym_int(x.shape[-1] / 2)
+            return x[..., :n]
+    """
+    assert found(src) == set()
+    assert found(src, "trace") == {"EXL042"}

@@ -999,6 +999,9 @@ class Interpreter:
         last = qual.rsplit(".", 1)[-1]
         if qual in api.EXPORT_PREDICATES:
             return self.predicate(qual)
+        if qual in ("torch.sym_int", "torch.sym_float") and args.positional and args.positional[0].is_shape and not args.positional[0].is_data:
+            # symbolic under torch.export; jit.trace bakes it like int() (measured, p05b)
+            return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel":

@@ -77,8 +77,11 @@ def test_tensor_to_python_conversions_make_data_dependent_scalars(expr, code):
 
 
 def test_int_of_item_is_a_conversion_export_cannot_guard():
-    # measured: `int(t.item())` fails non-strict torch.export (it must guard on the unbacked value)
-    assert just_codes(module("k = int(x.sum().item())\nx = x * k")) == {"EXL001", "EXL003"}
+    # measured: `int(t.item())` fails non-strict torch.export (it must guard on the unbacked value):
+    # one finding, EXL001 at error; `int(n)` of an `.item()` read earlier is EXL003
+    (d,) = lint(module("k = int(x.sum().item())\nx = x * k"))
+    assert (d.code, d.severity) == ("EXL001", Severity.ERROR)
+    assert just_codes(module("n = x.sum().item()\nk = int(n)\nx = x * k")) == {"EXL001", "EXL003"}
     assert just_codes(module("k = int(x.sum().item())\nx = x * k"), "trace") == {"EXL001"}
 
 

@@ -139,6 +139,7 @@ class Interpreter:
         self.budget = MAX_ANALYSES
         # The operand that decides a comparison / boolean operation (what a message quotes).
         self.deciding: dict[int, cst.BaseExpression] = {}
+        self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
 
     # ================================================================ entry points
     def run(self) -> None:
@@ -790,6 +791,10 @@ class Interpreter:
     # ================================================================ calls
     def e_Call(self, node: cst.Call, frame: Frame) -> Val:
         func = node.func
+        if isinstance(func, cst.Name) and func.value in api.CONVERTERS and node.args:
+            inner = node.args[0].value  # `int(t.item())`: the `.item()` is read to be converted
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "item":
+                self.converted_items.add(id(inner))
         args = CallArgs.evaluate(node, self, frame)
         # Method call on a value: x.item(), self.helper(x), super().forward(x)
         if isinstance(func, cst.Attribute):
@@ -1091,7 +1096,7 @@ class Interpreter:
         if name == "len":
             if first.is_tensor and first.has("maybe_tuple"):
                 return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
-            if first.is_tensor and _size_kind(first) == SHAPE:
+            if first.is_definite_tensor and _size_kind(first) == SHAPE:
                 # `__len__` must return a Python int: like int(x.shape[0]) (measured, p18a)
                 return self.shape_conversion(node, "len()", kind(SHAPE, prov=first.prov), first_node, frame)
             if first.is_tensor:
@@ -1178,7 +1183,10 @@ class Interpreter:
             return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
         if receiver.has("const_tensor") and name in ("item", "tolist", "numpy", "__array__"):
             return const()  # the value of a constant tensor: folded by the exporters
-        self.emit(ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords), frame)
+        self.emit(
+            ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items),
+            frame,
+        )
         self._device_call(node, name, args, frame)
         prov = receiver.prov
         if name in ("item", "tolist", "numpy", "__array__"):
@@ -1407,18 +1415,17 @@ def _fills_default(node: cst.If) -> bool:
     tested = _none_tested(node.test)
     if not tested or node.orelse is not None:
         return False
+    fills = False
     for stmt in _suite(node.body):
         smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
         for small in smalls:
             if isinstance(small, cst.Assign):
-                if not all(dotted(t.target) in tested for t in small.targets):
-                    return False
+                fills |= any(dotted(t.target) in tested for t in small.targets)
             elif isinstance(small, cst.AnnAssign):
-                if dotted(small.target) not in tested:
-                    return False
+                fills |= dotted(small.target) in tested
             elif not _is_logging_stmt(small):
                 return False
-    return True
+    return fills  # (other names it assigns are the default's ingredients)
 
 
 def _equalities(test: cst.BaseExpression) -> bool:
@@ -1430,22 +1437,36 @@ def _equalities(test: cst.BaseExpression) -> bool:
 def _shortcut_return(node: cst.If, frame: Frame) -> bool:
     """`if not is_exporting() and n == m: return posemb`: when the sizes already match, a fast path
     returns an argument as it is, where the other path computes the same value the long way."""
-    if not (isinstance(node.test, cst.BooleanOperation) and _equalities(node.test)):
-        return False
-    body = _suite(node.body)
-    if node.orelse is not None or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
-        return False
-    small = body[0].body
-    if len(small) != 1 or not isinstance(small[0], cst.Return) or not isinstance(small[0].value, cst.Name):
+    if not (isinstance(node.test, cst.BooleanOperation) and _equalities(node.test)) or node.orelse is not None:
         return False
     fn = frame.func.node
     params = fn.params if isinstance(fn, (cst.FunctionDef, cst.Lambda)) else None
     names = {p.name.value for p in (list(params.params) + list(params.posonly_params) + list(params.kwonly_params))} if params else set()
-    return small[0].value.value in names
+
+    def only_returns_an_argument(suite: cst.BaseSuite) -> bool:
+        for stmt in _suite(suite):
+            if isinstance(stmt, cst.If):  # `if old_size is None and h == w: return posemb`
+                if stmt.orelse is not None or not only_returns_an_argument(stmt.body):
+                    return False
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body
+                if len(small) != 1 or not isinstance(small[0], cst.Return) or not isinstance(small[0].value, cst.Name):
+                    return False
+                if small[0].value.value not in names:
+                    return False
+            else:
+                return False
+        return True
+
+    return only_returns_an_argument(node.body)
 
 
 def _is_training_only(cls: ClassInfo) -> bool:
-    """Losses, criteria, matchers and assigners: training code, never exported."""
+    """Losses, criteria, matchers and assigners (also any Module of a `loss` / `losses` package or
+    a `*loss*.py` file): training code, never exported."""
+    parts = os.path.normpath(cls.file.path).split(os.sep)
+    if any(p in ("loss", "losses") for p in parts[-3:-1]) or "loss" in parts[-1].lower():
+        return True
     for c in cls.iter_mro():
         if c.name.endswith(LOSS_SUFFIXES):
             return True
@@ -1719,9 +1740,9 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
         if call is None:
             env[name] = _param_default_kind(p, entry, ref, name, interp)
         elif i < len(positional):
-            env[name] = positional[i]
+            env[name] = _annotated(p, positional[i], ref)
         elif name in keywords:
-            env[name] = keywords.pop(name)
+            env[name] = _annotated(p, keywords.pop(name), ref)
         else:
             env[name] = _default_value(p)
     for p in params.kwonly_params:
@@ -1740,6 +1761,15 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
     if params.star_kwarg is not None:
         env[params.star_kwarg.name.value] = seq_of(UNKNOWN)
     return env
+
+
+def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
+    """An argument the caller's analysis knows nothing of, annotated as a list or tuple
+    (`image_shapes: list[tuple[int, int]]`): a Python sequence, not a tensor."""
+    if value.kinds or p.annotation is None:
+        return value
+    head = ref.file.code(p.annotation.annotation).replace(" ", "").split("[", 1)[0]
+    return seq_of(UNKNOWN) if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")) else value
 
 
 def _default_value(p: cst.Param) -> Val:

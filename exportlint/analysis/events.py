@@ -28,6 +28,7 @@ class MethodCall(Event):
     receiver_node: cst.BaseExpression
     args: list[Val] = field(default_factory=list)
     kwargs: dict[str, Val] = field(default_factory=dict)
+    converted: bool = False  # the result goes straight into int() / float() / bool()
 
 
 @dataclass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.diagnostics import Severity
@@ -18,6 +20,18 @@ class TensorItem(Rule):
         if e.name != "item":
             return
         expr = ctx.code(e.node)
+        if e.converted and not ctx.trace:
+            yield self.finding(
+                ctx,
+                e.node,
+                f"`{expr}` copies a tensor value into a Python number that is converted at once: non-strict "
+                "torch.export cannot guard on it (`GuardOnDataDependentSymNode`)",
+                f"keep it a tensor (use `{ctx.code(e.receiver_node)}` in tensor ops); if a Python number is "
+                "unavoidable, use `.item()` without the conversion and bound it with `torch._check(...)`",
+                e.receiver,
+                severity=Severity.ERROR,
+            )
+            return
         if ctx.trace:
             hint = (
                 "jit.trace records the example's value as a constant: keep it a tensor "
@@ -66,15 +80,19 @@ class TensorToScalar(Rule):
             return
         arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
         value = e.args[0]
-        if value.is_dds and not value.is_tensor and not ctx.trace:
-            # `int(x.item())`: non-strict torch.export must guard on the unbacked value (measured: fails)
+        direct_item = bool(e.arg_nodes) and isinstance(e.arg_nodes[0], cst.Call) and isinstance(
+            e.arg_nodes[0].func, cst.Attribute) and e.arg_nodes[0].func.attr.value == "item"
+        if value.is_dds and not value.is_tensor and not ctx.trace and not direct_item:
+            # `int(n)` with `n = x.item()`: non-strict torch.export must guard on the unbacked value
+            # (measured: fails).  `int(x.item())` is EXL001's, at error.
             yield self.finding(
                 ctx,
                 e.node,
                 f"`{ctx.code(e.node)}` converts the data-dependent value `{arg}` to a Python {e.qual}: non-strict "
                 "torch.export cannot guard on it (`GuardOnDataDependentSymNode`)",
-                f"drop the `{e.qual}()` (`.item()` of an integer tensor is already an int) or keep the value a tensor; "
-                "if it must be a size, `torch._check_is_size(n)` right after reading it",
+                "keep the value a tensor (tensor ops, `torch.where`) instead of converting it; if a Python number is "
+                f"unavoidable, use the `.item()` result as it is (no `{e.qual}()` around it) and bound it with "
+                "`torch._check(...)` right after reading it",
                 value,
             )
             return

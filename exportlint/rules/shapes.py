@@ -25,7 +25,9 @@ class TensorFromRuntimeValues(Rule):
             return
         if data.is_tensor and SEQ not in data.kinds:
             return  # `torch.as_tensor(t, dtype=...)`: a cast of a tensor, not data frozen into a constant
-        holds_data = data.contains(lambda v: v.proven_data)
+        # Under export, Python ints read from tensors (`.tolist()`, `.item()`) are unbacked symbols that
+        # `torch.tensor([...])` keeps (measured p17g); only tensors inside the data fail (p17h).
+        holds_data = data.contains(lambda v: v.proven_data if ctx.trace else (v.is_tensor and v.proven_data))
         if not holds_data and (not ctx.trace or SEQ not in data.kinds):
             # sizes only: torch.export and ONNX dynamo keep them symbolic, and jit.trace records one
             # size (`torch.tensor(seq_len)`) as `aten::size`; only a list of sizes is baked (p17)

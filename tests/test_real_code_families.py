@@ -736,3 +736,17 @@ def test_sym_int_is_symbolic_under_export_but_baked_by_trace():
     """
     assert found(src) == set()
     assert found(src, "trace") == {"EXL042"}
+
+
+def test_transposed_nonzero_iterates_its_fixed_coordinate_dim():
+    src = """
+    class Gather(nn.Module):
+        def forward(self, buckets: torch.Tensor, mask: torch.Tensor):
+            idx = mask.nonzero()
+            picked = buckets[tuple(idx.transpose(0, 1))]
+            for row in idx:
+                picked = picked + row.sum()
+            return picked
+    """
+    got = [(d.line - 3, d.code, d.severity) for d in lint(src) if d.code == "EXL010"]
+    assert got == [(6, "EXL010", Severity.ERROR)]  # not line 5: one index per dim of `mask`

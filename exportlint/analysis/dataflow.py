@@ -1225,6 +1225,9 @@ class Interpreter:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats), frame)
         result = self._method_result(receiver, name, args)
+        if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
+            # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
+            return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
         if data_shape or (receiver.has("dds_shape") and not result.has("scalar")):
             return _with_data_shape(result)
         return result

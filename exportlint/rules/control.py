@@ -32,6 +32,8 @@ class TensorIteration(Rule):
 
     def check(self, e: ev.Iteration, ctx: RuleContext) -> Iterator[Finding]:
         data_sized = e.value.has("dds_shape")
+        if e.value.has("rank_lead"):
+            return  # `tuple(mask.nonzero().t())`: one index tensor per dim of `mask`, a fixed count
         if e.how == "unpacking" and not data_sized:
             # `q, k, v = qkv`: the number of names fixes that dim (eager raises otherwise), and a
             # fixed-size dim unpacks correctly under every exporter (measured, p04e).

@@ -81,7 +81,8 @@ def classify(source: str, line: int, code: str) -> list[str]:
         if isinstance(parent, ast.If):
             test = ast.unparse(parent.test)
             in_body = node in parent.body
-            if "is_scripting()" in test and "not " not in test.split("is_scripting")[0][-5:] and in_body:
+            only_scripting = "is_scripting()" in test and not re.search(r"is_tracing|is_exporting|is_compiling|_is_tracing|is_in_onnx_export", test)
+            if only_scripting and "not " not in test.split("is_scripting")[0][-5:] and in_body:
                 out.append("is_scripting")
             if _is_training(parent.test) and in_body:
                 out.append("training")
@@ -93,7 +94,10 @@ def classify(source: str, line: int, code: str) -> list[str]:
             if isinstance(prev, ast.If) and ast.unparse(prev.test) == "not self.training" and isinstance(prev.body[-1], ast.Return) and not prev.orelse:
                 out.append("training")
         node = parent
-    if isinstance(here, ast.If) and here.lineno == line and "is_scripting()" in ast.unparse(here.test) and code == "EXL060":
+    test_src = ast.unparse(here.test) if isinstance(here, ast.If) else ""
+    if isinstance(here, ast.If) and here.lineno == line and "is_scripting()" in test_src and code == "EXL060" and not re.search(
+        r"is_tracing|is_exporting|is_compiling|is_in_onnx_export", test_src
+    ):
         out.append("is_scripting")
     return sorted(set(out))
 

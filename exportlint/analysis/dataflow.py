@@ -1341,8 +1341,9 @@ def _is_logging_stmt(stmt: cst.CSTNode) -> bool:
         if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
             return True
         if isinstance(v, cst.Call):
-            name = dotted(v.func) or ""
-            return name.rsplit(".", 1)[-1] in api.LOGGING_CALLS
+            name = (dotted(v.func) or "").rsplit(".", 1)[-1]
+            # `logger.warning(...)`, `print(...)`, torchvision's `_log_api_usage_once(...)`
+            return name in api.LOGGING_CALLS or name.lstrip("_").startswith(("log_", "warn_"))
     return False
 
 

@@ -750,3 +750,19 @@ def test_transposed_nonzero_iterates_its_fixed_coordinate_dim():
     """
     got = [(d.line - 3, d.code, d.severity) for d in lint(src) if d.code == "EXL010"]
     assert got == [(6, "EXL010", Severity.ERROR)]  # not line 5: one index per dim of `mask`
+
+
+def test_an_isinstance_test_against_another_class_means_the_value_may_not_be_a_tensor():
+    src = """
+    class Detr(nn.Module):
+        def forward(self, pixel_values: torch.Tensor, encoder_outputs: torch.Tensor | None = None):
+            if encoder_outputs is None:
+                encoder_outputs = self.encoder(pixel_values)
+            elif not isinstance(encoder_outputs, BaseModelOutput):
+                encoder_outputs = BaseModelOutput(
+                    last_hidden_state=encoder_outputs[0],
+                    hidden_states=encoder_outputs[1] if len(encoder_outputs) > 1 else None,
+                )
+            return pixel_values
+    """
+    assert found(src) == set()

@@ -1528,6 +1528,11 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
         yes = current if SEQ in current.kinds else seq_of(UNKNOWN)
     elif types <= _SCALAR_TYPES:
         yes = const()
+    elif current.is_tensor and "?" not in types:
+        # `isinstance(encoder_outputs, BaseModelOutput)`: the code expects another kind of object
+        # here, whatever the annotation says; a tensor only where the code shows it.
+        yes = UNKNOWN
+        no = current.with_(tags=current.tags | {"maybe_tuple"})
     when_true = {subject: yes} if yes is not None else {}
     when_false = {subject: no} if no is not None else {}
     return (when_false, when_true) if negated else (when_true, when_false)

@@ -1056,31 +1056,42 @@ def lint(target, dirs, paths):
     return by_file, len(findings)
 
 
-_STMT_CACHE: dict = {}
+_TREES: dict = {}
+
+
+def _tree(dirs, path: str):
+    """The package file's Python syntax tree, parsed once per scoring run (None if unreadable)."""
+    if path not in _TREES:
+        import ast
+
+        pkg, _, rest = path.partition("/")
+        try:
+            _TREES[path] = ast.parse((dirs[pkg] / rest).read_text())
+        except (OSError, KeyError, SyntaxError, ValueError):
+            _TREES[path] = None
+    return _TREES[path]
+
+
+def _statements_at(dirs, path: str, line: int) -> list:
+    import ast
+
+    tree = _tree(dirs, path)
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line] if tree is not None else []
 
 
 def _statement_span(dirs, path: str, line: int) -> tuple[int, int]:
     """The lines of the statement that starts at ``line`` (Python reports an error or warning at the
     first line of a multi-line statement): a simple statement whole, a compound one its header."""
-    if path not in _STMT_CACHE:
-        import ast
+    import ast
 
-        spans: dict[int, tuple[int, int]] = {}
-        pkg, _, rest = path.partition("/")
-        try:
-            tree = ast.parse((dirs[pkg] / rest).read_text())
-        except (OSError, KeyError, SyntaxError, ValueError):
-            tree = None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.stmt):
-                head = getattr(node, "test", None) or getattr(node, "iter", None)
-                end = head.end_lineno if head is not None else node.end_lineno
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.Try)):
-                    end = node.lineno
-                old = spans.get(node.lineno)
-                spans[node.lineno] = (node.lineno, max(end or node.lineno, old[1] if old else 0))
-        _STMT_CACHE[path] = spans
-    return _STMT_CACHE[path].get(line, (line, line))
+    end = line
+    for node in _statements_at(dirs, path, line):
+        head = getattr(node, "test", None) or getattr(node, "iter", None)
+        last = head.end_lineno if head is not None else node.end_lineno
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.Try)):
+            last = node.lineno
+        end = max(end, last or line)
+    return line, end
 
 
 def _is_guard_line(dirs, where: str) -> bool:
@@ -1088,22 +1099,16 @@ def _is_guard_line(dirs, where: str) -> bool:
     import ast
 
     path, _, line = where.rpartition(":")
-    pkg, _, rest = path.partition("/")
-    try:
-        tree = ast.parse((dirs[pkg] / rest).read_text())
-    except (OSError, KeyError, SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno == int(line):
-            if isinstance(node, ast.Assert):
-                return True
-            if isinstance(node, ast.If) and not node.orelse:
-                return all(
-                    isinstance(s, (ast.Raise, ast.Pass))
-                    or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                        and getattr(s.value.func, "attr", getattr(s.value.func, "id", "")) in ("warn", "warning", "warning_once", "info", "debug", "print"))
-                    for s in node.body
-                )
+    for node in _statements_at(dirs, path, int(line)):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.If) and not node.orelse:
+            return all(
+                isinstance(s, (ast.Raise, ast.Pass))
+                or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                    and getattr(s.value.func, "attr", getattr(s.value.func, "id", "")) in ("warn", "warning", "warning_once", "info", "debug", "print"))
+                for s in node.body
+            )
     return False
 
 

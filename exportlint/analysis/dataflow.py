@@ -768,7 +768,7 @@ class Interpreter:
                 idx = node.slice[0].slice
                 if base.has("static_tail") and isinstance(idx, cst.Index) and _axis(idx.value) not in (None, 0):
                     return const()
-                if isinstance(idx, cst.Index) and _is_minus_one(idx.value):
+                if isinstance(idx, cst.Index) and _axis(idx.value) == -1:
                     e = element_of(base)
                     return e.with_(tags=e.tags | {"last_axis"}) if e.is_shape else e
             if base.items is not None and len(index_vals) == 1 and len(node.slice) == 1:
@@ -917,9 +917,9 @@ class Interpreter:
         if qual.startswith("torch."):
             return self.call_torch(node, qual, args, frame)
         root = qual.split(".")[0]
-        helper = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
-        if helper is not None:
-            return self.predicate(helper)
+        predicate = api.resolve_predicate(qual)
+        if predicate is not None:
+            return self.predicate(predicate)
         if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
             self.mark_checked(node, frame)
         if _library_data_shape(qual) and frame.file.resolve_function(qual) is None:
@@ -954,8 +954,9 @@ class Interpreter:
     def shape_conversion(self, node: cst.Call, form: str, value: Val, operand: cst.BaseExpression, frame: Frame) -> Val:
         """A shape value leaves symbolic integer arithmetic (``int(h)``, ``math.sqrt(n)``): the
         exporters of this target either keep it symbolic or fix it to the example's value."""
-        if value.has("random"):
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
+        folded = _read_without_data(value)
+        if folded is not None:
+            return folded
         fixed = api.specialises(form, "float" in value.tags, self.target.value)
         self.emit(ev.ShapeConversion(node, form, value, operand, fixed), frame)
         if fixed:
@@ -969,7 +970,7 @@ class Interpreter:
 
     def predicate(self, qual: str) -> Val:
         """An is-exporting predicate: its value under this target's exporters, when they agree."""
-        value = api.EXPORT_PREDICATES[qual][1 if self.target is Target.TRACE else 0]
+        value = api.predicate_value(qual, self.target.value)
         tags = {"export_mode", f"export_mode:{qual}"}
         if value is not False:
             tags.add("mode_differs")  # eager sees False: the artifact can run the other arm
@@ -1002,8 +1003,9 @@ class Interpreter:
         self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
         self._device_call(node, None, args, frame)
         last = qual.rsplit(".", 1)[-1]
-        if qual in api.EXPORT_PREDICATES:
-            return self.predicate(qual)
+        predicate = api.resolve_predicate(qual)
+        if predicate is not None:
+            return self.predicate(predicate)
         if qual in ("torch.sym_int", "torch.sym_float") and args.positional and args.positional[0].is_shape and not args.positional[0].is_data:
             # symbolic under torch.export; jit.trace bakes it like int() (measured, p05b)
             return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
@@ -1050,13 +1052,9 @@ class Interpreter:
             return kind(TENSOR, "random", prov=prov)
         if qual in api.TENSOR_CTORS:
             data = args.positional[0] if args.positional else args.keywords.get("data")
-            if data is not None and data.contains(lambda v: v.is_tensor and v.has("const_tensor")) and not data.contains(
-                lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")
-            ):
-                return kind(TENSOR, "const_tensor", "param")
+            if data is not None and data.kinds and not data.contains(lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")):
+                return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5), torch.tensor([c, 2.0]): a constant
             sized = data is not None and data.carries_runtime_values
-            if data is not None and not sized and data.kinds:
-                return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5): a constant
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
@@ -1079,10 +1077,9 @@ class Interpreter:
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
         first = args.positional[0] if args.positional else UNKNOWN
         first_node = node.args[0].value if node.args else node
-        if (name in api.CONVERTERS or name == "round") and first.has("random"):
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
-        if name in api.CONVERTERS and first.is_tensor and first.has("const_tensor"):
-            return const()
+        folded = _read_without_data(first) if name in api.CONVERTERS or name == "round" else None
+        if folded is not None:
+            return folded
         if name in api.CONVERTERS or (name == "round" and first.is_shape):
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
             if first.is_shape and not first.is_data:
@@ -1179,10 +1176,9 @@ class Interpreter:
     def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
         if receiver.has("maybe_tuple") and name in api.CONTAINER_METHODS:
             return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
-        if receiver.has("random") and name in ("item", "tolist", "numpy", "__array__"):
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))  # augmentation parameters
-        if receiver.has("const_tensor") and name in ("item", "tolist", "numpy", "__array__"):
-            return const()  # the value of a constant tensor: folded by the exporters
+        folded = _read_without_data(receiver) if name in ("item", "tolist", "numpy", "__array__") else None
+        if folded is not None:
+            return folded
         self.emit(
             ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items),
             frame,
@@ -1194,7 +1190,9 @@ class Interpreter:
         if name in api.RANDOM_METHODS:
             return kind(TENSOR, "random", prov=prov)
         if name == "item":
-            return kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
+            tags = ("size_tensor",) if receiver.has("size_tensor") else ()
+            # `int(t.item())`: read to be converted at once (EXL001 reports both as one problem)
+            return kind(DDS, *tags, *(("converted",) if id(node) in self.converted_items else ()), prov=prov)
         if name == "tolist":
             return seq_of(kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov), prov=prov)
         if name in ("numpy", "__array__"):
@@ -1204,8 +1202,7 @@ class Interpreter:
                 axis = _axis(node.args[0].value) if node.args else None
                 if receiver.has("static_tail") and axis not in (None, 0):
                     return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
-                last = bool(node.args) and _is_minus_one(node.args[0].value)
-                return kind(_size_kind(receiver), *(("last_axis",) if last else ()), prov=prov)
+                return kind(_size_kind(receiver), *(("last_axis",) if axis == -1 else ()), prov=prov)
             return _shape_seq(receiver)
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
@@ -1300,18 +1297,19 @@ def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
     return False
 
 
+def _read_without_data(v: Val) -> Val | None:
+    """Reading a number out of ``v`` (`.item()`, `int()`, `math.sqrt()`) when no data is involved: a
+    random draw gives augmentation parameters, a constant tensor a constant the exporters fold."""
+    if v.has("random"):
+        return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
+    if v.is_tensor and v.has("const_tensor"):
+        return const()
+    return None
+
+
 def _library_data_shape(qual: str) -> bool:
     package, _, last = qual.rpartition(".")
     return last in api.DATA_SHAPE_LIBRARY.get(package, ())
-
-
-def _is_minus_one(node: cst.BaseExpression) -> bool:
-    return (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
-        and node.expression.value == "1"
-    )
 
 
 def _makes_float(node: cst.BinaryOperation) -> bool:
@@ -1942,10 +1940,8 @@ def _static_predicate(test: cst.BaseExpression, fi: FileIndex, target: Target) -
         return None if inner is None else not inner
     if not isinstance(test, cst.Call):
         return None
-    qual = fi.qualify(test.func) or dotted(test.func) or ""
-    qual = api.PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1], qual) if qual not in api.EXPORT_PREDICATES else qual
-    values = api.EXPORT_PREDICATES.get(qual)
-    return None if values is None else values[1 if target is Target.TRACE else 0]
+    predicate = api.resolve_predicate(fi.qualify(test.func) or dotted(test.func) or "")
+    return None if predicate is None else api.predicate_value(predicate, target.value)
 
 
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:

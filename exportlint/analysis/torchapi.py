@@ -42,6 +42,18 @@ PREDICATE_HELPERS = {
     "_is_tracing": "torch.jit.is_tracing",  # torchvision
 }
 
+def resolve_predicate(qual: str) -> str | None:
+    """The predicate of EXPORT_PREDICATES that ``qual`` is (directly, or a library wrapper's name)."""
+    if qual in EXPORT_PREDICATES:
+        return qual
+    return PREDICATE_HELPERS.get(qual.rsplit(".", 1)[-1])
+
+
+def predicate_value(qual: str, target: str) -> bool | None:
+    """Its value while the target's exporters capture the model (None: they disagree)."""
+    return EXPORT_PREDICATES[qual][1 if target == "trace" else 0]
+
+
 # Random draws: branching on them is data augmentation (data-pipeline code), never export code.
 RANDOM_FUNCS = {
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",

@@ -129,10 +129,15 @@ class Val:
         return self.contains(lambda v: v.is_data or v.is_shape)
 
     @property
+    def unchecked_data(self) -> bool:
+        """Shown to be data and not bounded by ``torch._check(...)`` since it was read."""
+        return self.proven_data and "checked" not in self.tags
+
+    @property
     def is_index_like(self) -> bool:
         """A Python int read from data (not bounded by ``torch._check``), or a 0-d tensor used as an
         int (not a gather index)."""
-        return (self.is_dds and "checked" not in self.tags) or (self.is_tensor and self.has("scalar"))
+        return (self.is_dds and self.unchecked_data) or (self.is_tensor and self.has("scalar"))
 
     # -- construction ------------------------------------------------------------------------
     def with_(self, **changes: Any) -> "Val":

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.diagnostics import Severity
@@ -80,9 +78,7 @@ class TensorToScalar(Rule):
             return
         arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
         value = e.args[0]
-        direct_item = bool(e.arg_nodes) and isinstance(e.arg_nodes[0], cst.Call) and isinstance(
-            e.arg_nodes[0].func, cst.Attribute) and e.arg_nodes[0].func.attr.value == "item"
-        if value.is_dds and not value.is_tensor and not ctx.trace and not direct_item:
+        if value.is_dds and not value.is_tensor and not ctx.trace and not value.has("converted"):
             # `int(n)` with `n = x.item()`: non-strict torch.export must guard on the unbacked value
             # (measured: fails).  `int(x.item())` is EXL001's, at error.
             yield self.finding(

@@ -62,7 +62,7 @@ class DataDependentSlice(Rule):
             assert isinstance(e, ev.Index)
             if not (e.value.is_tensor or e.value.has("shape_seq")):
                 return
-            bad = [(n, v, "slice bound") for n, v in e.bounds if v.proven_data and not v.has("checked")]
+            bad = [(n, v, "slice bound") for n, v in e.bounds if v.unchecked_data]
             bad += [(n, v, "index") for n, v in e.indices if v.is_index_like]
         for node, value, what in bad:
             expr = ctx.code(node)

@@ -766,3 +766,17 @@ def test_an_isinstance_test_against_another_class_means_the_value_may_not_be_a_t
             return pixel_values
     """
     assert found(src) == set()
+
+
+def test_a_branch_whose_arms_only_check_is_not_an_export_path():
+    src = """
+    class Check(nn.Module):
+        def forward(self, x: torch.Tensor):
+            n = x.shape[0]
+            if torch.compiler.is_exporting():
+                torch._check(n > 0)
+            elif n <= 0:
+                raise ValueError("empty")
+            return x
+    """
+    assert found(src) == set()

@@ -1340,8 +1340,14 @@ def _is_logging_stmt(stmt: cst.CSTNode) -> bool:
             return True
         if isinstance(v, cst.Call):
             name = (dotted(v.func) or "").rsplit(".", 1)[-1]
-            # `logger.warning(...)`, `print(...)`, torchvision's `_log_api_usage_once(...)`
-            return name in api.LOGGING_CALLS or name.lstrip("_").startswith(("log_", "warn_"))
+            # `logger.warning(...)`, `print(...)`, torchvision's `_log_api_usage_once(...)`, and checks
+            # (`torch._check(cond)`, `torch._assert(...)`): nothing the outputs depend on
+            return (
+                name in api.LOGGING_CALLS
+                or name in api.CHECK_FUNCS
+                or name in ("_assert", "_assert_async")
+                or name.lstrip("_").startswith(("log_", "warn_"))
+            )
     return False
 
 

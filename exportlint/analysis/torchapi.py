@@ -24,7 +24,7 @@ EXPORT_PREDICATES: dict[str, tuple[bool | None, bool | None]] = {
 }
 # Checks that bound a data-dependent value for torch.export (the fix EXL030 recommends): the names
 # in their condition are "checked" from there on.  transformers' wrapper calls torch._check.
-CHECK_FUNCS = {"_check", "_check_is_size", "_check_with", "torch_compilable_check"}
+CHECK_FUNCS = {"_check", "_check_is_size", "_check_with", "_check_tensor_all", "torch_compilable_check"}
 
 # Class decorators that replace a Module's forward by another implementation by default:
 # transformers 5's `@use_experts_implementation` dispatches MoE experts to `grouped_mm` unless

@@ -165,7 +165,7 @@ def _components(deps: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def file_keys(texts: dict[str, str], hashes: dict[str, str], target: Target) -> dict[str, str]:
+def file_keys(texts: dict[str, str], hashes: dict[str, str], target: Target, context: str = "") -> dict[str, str]:
     """Per file: the cache key (see the module docstring).
 
     Each group of files that import each other gets one digest over its members' paths and
@@ -176,7 +176,7 @@ def file_keys(texts: dict[str, str], hashes: dict[str, str], target: Target) -> 
     digest_of: dict[str, str] = {}
     for component in _components(deps):
         members = set(component)
-        h = hashlib.sha256(f"{code_fingerprint()}\0{target.value}\0".encode())
+        h = hashlib.sha256(f"{code_fingerprint()}\0{target.value}\0{context}\0".encode())
         for path in component:
             h.update(f"{path}\0{hashes[path]}\0".encode())
         below = {digest_of[d] for p in component for d in deps[p] if d not in members}

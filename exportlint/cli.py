@@ -1,7 +1,7 @@
 """The ``exportlint`` command.
 
-``exportlint [PATH ...]`` lints; ``exportlint rule CODE|NAME``, ``exportlint rules`` and
-``exportlint lsp`` (alias ``server``) are subcommands when they are the first argument (lint a
+``exportlint [PATH ...]`` lints; ``exportlint rule CODE|NAME``, ``exportlint rules``,
+``exportlint sites``, ``exportlint spec`` and ``exportlint lsp`` (alias ``server``) are subcommands when they are the first argument (lint a
 directory with one of those names as ``exportlint ./rules`` or ``exportlint -- rules``).
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 findings; 2 usage error, bad configuration,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from exportlint.diagnostics import FileReport
     from exportlint.runner import LintResult
 
-SUBCOMMANDS = ("rule", "rules", "lsp", "server")
+SUBCOMMANDS = ("rule", "rules", "lsp", "server", "sites", "spec")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -46,7 +46,8 @@ def _lint_parser() -> argparse.ArgumentParser:
         prog="exportlint",
         description="Find PyTorch model code that breaks or silently corrupts model export.",
         epilog="Subcommands: `exportlint rule CODE|NAME` (a rule's documentation), "
-        "`exportlint rules` (the catalogue), `exportlint lsp` (language server).",
+        "`exportlint rules` (the catalogue), `exportlint sites` (the export calls found), "
+        "`exportlint spec FILE:Class` (an export call with dynamic_shapes), `exportlint lsp` (language server).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="files or directories to lint (default: .); - reads stdin")
@@ -85,6 +86,16 @@ def _lint_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
                      help="processes to use (default: CPU count)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    ctx = p.add_argument_group(
+        "export context (otherwise read from the export calls in the linted files; see `exportlint sites`)")
+    ctx.add_argument("--root", action="append", metavar="SPEC",
+                     help="an exported Module class, module_or_file:Class (repeatable); "
+                     "with --dynamic-dim / --input it is judged with those dims and inputs")
+    ctx.add_argument("--exporter", metavar="NAME",
+                     help="the declared roots' exporter: torch.export, draft_export, onnx-dynamo, onnx-legacy, jit.trace")
+    ctx.add_argument("--opset", type=_positive_int, metavar="N", help="the declared roots' ONNX opset")
+    ctx.add_argument("--torch-version", metavar="X.Y",
+                     help="the torch the export runs on (default: the installed one); decides defaults like dynamo=")
     dyn = p.add_argument_group("dynamic pass (needs exportlint[dynamic])")
     dyn.add_argument("--dynamic", action="store_true",
                      help="also run the real exporters on the model to confirm findings")
@@ -131,7 +142,21 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "report_unused_suppressions": True if args.report_unused_suppressions else None,
         "force_exclude": True if args.force_exclude else None,
         "include_modular_sources": True if args.include_modular_sources else None,
+        "export": _declared_export(args),
     }
+
+
+def _declared_export(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--root`` and the flags that describe it, as a ``[tool.exportlint.export]`` table."""
+    if not args.root:
+        if args.exporter or args.opset is not None or args.torch_version:
+            raise UsageError("--exporter, --opset and --torch-version describe a declared root: also give --root")
+        return None
+    table: dict[str, Any] = {"roots": args.root, "dynamic-dims": args.dynamic_dim, "inputs": args.input}
+    for key, value in (("exporter", args.exporter), ("opset", args.opset), ("torch-version", args.torch_version)):
+        if value is not None:
+            table[key] = value
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +220,12 @@ def _collect(args: argparse.Namespace, settings: Settings) -> LintResult:
     paths = [p for p in args.paths if p != "-"]
     result = LintResult(reports=[])
     if paths or not args.paths:
-        result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
+        from exportlint.context import ContextError
+
+        try:
+            result = run(paths, settings, progress=sys.stderr.isatty() and not args.quiet)
+        except ContextError as e:
+            raise UsageError(str(e)) from None
     if "-" in args.paths:
         name = args.stdin_filename or "-"
         data = sys.stdin.buffer.read()
@@ -368,12 +398,31 @@ def _lsp(argv: list[str]) -> int:
     return serve(argv)
 
 
+def _sites(argv: list[str]) -> int:
+    from exportlint.context.commands import CommandError, sites_command
+
+    try:
+        return sites_command(argv)
+    except CommandError as e:
+        raise UsageError(str(e)) from None
+
+
+def _spec(argv: list[str]) -> int:
+    from exportlint.context.commands import CommandError
+    from exportlint.context.spec import spec_command
+
+    try:
+        return spec_command(argv)
+    except CommandError as e:
+        raise UsageError(str(e)) from None
+
+
 # ---------------------------------------------------------------------------------------------
 
 
 def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
-        command = {"rule": _rule, "rules": _rules, "lsp": _lsp, "server": _lsp}[argv[0]]
+        command = {"rule": _rule, "rules": _rules, "lsp": _lsp, "server": _lsp, "sites": _sites, "spec": _spec}[argv[0]]
         return command(argv[1:])
     return _lint(_lint_parser().parse_args(argv))
 

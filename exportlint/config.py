@@ -51,6 +51,8 @@ class Settings:
     show_suppressed: bool = False
     report_unused_suppressions: bool = False
     dynamic: dict[str, Any] = field(default_factory=dict)  # [tool.exportlint.dynamic], untouched
+    export: Any = None  # [tool.exportlint.export] (context.declared.Declared), None: nothing declared
+    target_explicit: bool = False  # `target` was given (config or --target): it overrides the sites' exporters
     root: Path = field(default_factory=Path.cwd)
     config_file: Path | None = None
 
@@ -187,6 +189,12 @@ def _severity_overrides(value: Any) -> dict[str, Severity]:
     return out
 
 
+def _export(value: Any) -> Any:
+    from exportlint.context.declared import validate
+
+    return validate(value)
+
+
 # TOML key -> (Settings field, validator)
 _KEYS: dict[str, tuple[str, Any]] = {
     "select": ("select", _selectors),
@@ -204,6 +212,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "show-suppressed": ("show_suppressed", _bool),
     "report-unused-suppressions": ("report_unused_suppressions", _bool),
     "dynamic": ("dynamic", _table),
+    "export": ("export", _export),
 }
 _VALIDATORS = {name: check for name, check in _KEYS.values()}
 
@@ -304,4 +313,5 @@ def load_settings(
     if "ignore" in cli:
         cli["ignore"] = tuple(values.get("ignore", ())) + cli["ignore"]
     values.update(cli)
+    values["target_explicit"] = "target" in values
     return Settings(root=root, config_file=path, **values)

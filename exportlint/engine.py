@@ -19,6 +19,8 @@ from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.project import Project
 from exportlint.catalogue import CATALOGUE
+from exportlint.context import ExportContext, build_context
+from exportlint.context.plan import Plan, plans
 from exportlint.diagnostics import Diagnostic, Note, Target
 from exportlint.rules import ALL_RULES, Finding, Rule, RuleContext
 
@@ -32,8 +34,9 @@ from exportlint.catalogue import SUPERSEDES as _SUPERSEDES
 class _Dispatcher:
     """Routes dataflow events to the rules that read them; keeps one finding per (node, code)."""
 
-    def __init__(self, target: Target, rules: tuple[type[Rule], ...] = ALL_RULES) -> None:
+    def __init__(self, target: Target, plan: Plan | None = None, rules: tuple[type[Rule], ...] = ALL_RULES) -> None:
         self.target = target
+        self.plan = plan
         self.by_event: dict[type, list[Rule]] = {}
         for rule_cls in rules:
             rule = rule_cls()
@@ -48,7 +51,7 @@ class _Dispatcher:
             return
         ctx = self._contexts.get(id(file))
         if ctx is None:
-            ctx = self._contexts[id(file)] = RuleContext(file, self.target)
+            ctx = self._contexts[id(file)] = RuleContext(file, self.target, self.plan)
         for rule in rules:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
@@ -71,6 +74,7 @@ def analyze_source(
     target: Target = Target.EXPORT,
     project: "Project | None" = None,
     incremental: bool = False,
+    context: "ExportContext | None" = None,
 ) -> list[Diagnostic]:
     """Raw diagnostics for ``text`` (the content of ``path``).
 
@@ -79,7 +83,8 @@ def analyze_source(
     de-duplicates them by :meth:`Diagnostic.identity`.  Never raises for bad input:
     syntax errors become EXL900, analyzer failures EXL901.  ``incremental`` (an editor buffer
     linted again and again) parses each top-level class or function on its own and reuses the
-    ones whose text did not change since the last call.
+    ones whose text did not change since the last call.  ``context``: the run's export context;
+    None reads it from ``text`` alone (the export calls of this file).
     """
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return _syntax_check(text, path, target)
@@ -96,8 +101,10 @@ def analyze_source(
             return []
     except RecursionError:
         pass  # let libcst decide
+    if context is None:
+        context = build_context({path: text}, None, project)
     if incremental and light is not None:
-        return _analyze_index(light, light, project, target, path)
+        return _analyze_index(light, light, project, target, path, context)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -110,15 +117,19 @@ def analyze_source(
     index = FileIndex(path, module, project, text=text)
     if light is not None:
         index.def_lines = light.def_lines  # Python's parser already placed the definitions
-    return _analyze_index(index, light, project, target, path)
+    return _analyze_index(index, light, project, target, path, context)
 
 
-def _analyze_index(index: FileIndex, light: FileIndex | None, project: Project, target: Target, path: str) -> list[Diagnostic]:
+def _analyze_index(
+    index: FileIndex, light: FileIndex | None, project: Project, target: Target, path: str, context: ExportContext
+) -> list[Diagnostic]:
     try:
         project.register(index)
-        dispatcher = _Dispatcher(target)
-        Interpreter(index, dispatcher, target).run()
-        diagnostics = [_to_diagnostic(f, target) for f in dispatcher.results()]
+        diagnostics = []
+        for plan in plans(index, context, target):
+            dispatcher = _Dispatcher(plan.target, plan)
+            Interpreter(index, dispatcher, plan.target, plan).run(plan.entries)
+            diagnostics += [_to_diagnostic(f, plan.target) for f in dispatcher.results()]
         if light is not None:
             project.register(light)  # later files need its names, not its whole syntax tree
         return diagnostics

@@ -54,6 +54,7 @@ class LintResult:
     unused_suppressions: list[UnusedSuppression] = field(default_factory=list)
     analyzed: int = 0  # files given to the engine (the rest came from the cache or were skipped)
     cached: int = 0
+    context: Any = None  # the run's ExportContext (export calls found, declared roots)
 
 
 def file_diagnostic(code: str, path: str, line: int, message: str, target: Target) -> Diagnostic:
@@ -69,32 +70,36 @@ def file_diagnostic(code: str, path: str, line: int, message: str, target: Targe
 # ---------------------------------------------------------------------------------------------
 # Analysis (in this process or in pool workers)
 
-_WORKER_STATE: tuple[Target, Any] | None = None
+_WORKER_STATE: tuple[Target, Any, Any] | None = None
 
 
-def _analyze_one(text: str, path: str, target: Target, project: Any, incremental: bool = False) -> list[Diagnostic]:
+def _analyze_one(
+    text: str, path: str, target: Target, project: Any, incremental: bool = False, context: Any = None
+) -> list[Diagnostic]:
     from exportlint import engine
 
+    # Without export sites anywhere, the engine's own reading of the file finds none either.
+    extra = {"context": context} if context is not None and context.sites else {}
     try:
         if incremental:  # only the editor path asks for it
-            return engine.analyze_source(text, path, target, project, incremental=True)
-        return engine.analyze_source(text, path, target, project)
+            return engine.analyze_source(text, path, target, project, incremental=True, **extra)
+        return engine.analyze_source(text, path, target, project, **extra)
     except Exception as e:  # the engine promises not to raise; a bug must not stop the run
         return [file_diagnostic("EXL901", path, 1, f"internal error: {type(e).__name__}: {e}", target)]
 
 
-def _init_worker(target: Target, project: Any) -> None:
+def _init_worker(target: Target, project: Any, context: Any) -> None:
     import signal
 
     global _WORKER_STATE
-    _WORKER_STATE = (target, project)
+    _WORKER_STATE = (target, project, context)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
 
 
 def _analyze_chunk(items: list[tuple[str, str]]) -> list[tuple[str, list[Diagnostic]]]:
     assert _WORKER_STATE is not None
-    target, project = _WORKER_STATE
-    return [(path, _analyze_one(text, path, target, project)) for path, text in items]
+    target, project, context = _WORKER_STATE
+    return [(path, _analyze_one(text, path, target, project, context=context)) for path, text in items]
 
 
 def _make_project(paths: list[str]) -> Any:
@@ -117,6 +122,7 @@ def _pool_round(
     target: Target,
     project: Any,
     done: Callable[[str, list[Diagnostic]], None],
+    context: Any = None,
 ) -> list[list[tuple[str, str]]]:
     """Analyze ``chunks`` in one pool; returns the chunks lost to a crashed worker."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -125,7 +131,7 @@ def _pool_round(
     failed: list[list[tuple[str, str]]] = []
     with ProcessPoolExecutor(
         max_workers=min(jobs, len(chunks)), mp_context=_pool_context(),
-        initializer=_init_worker, initargs=(target, project),
+        initializer=_init_worker, initargs=(target, project, context),
     ) as pool:
         futures: dict[Future, list[tuple[str, str]]] = {
             pool.submit(_analyze_chunk, chunk): chunk for chunk in chunks
@@ -169,15 +175,15 @@ def _chunks(items: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, str
 
 def _analyze_parallel(
     items: list[tuple[str, str]], jobs: int, target: Target, project: Any,
-    done: Callable[[str, list[Diagnostic]], None],
+    done: Callable[[str, list[Diagnostic]], None], context: Any = None,
 ) -> None:
     """Chunks first; after a worker crash, the lost files one per task, then each file alone,
     so that only the file that really crashes the analyzer gets EXL901."""
-    chunks = _pool_round(_chunks(items, jobs), jobs, target, project, done)
+    chunks = _pool_round(_chunks(items, jobs), jobs, target, project, done, context)
     if chunks:
-        chunks = _pool_round([[it] for c in chunks for it in c], jobs, target, project, done)
+        chunks = _pool_round([[it] for c in chunks for it in c], jobs, target, project, done, context)
     for chunk in chunks:
-        if _pool_round([chunk], 1, target, project, done):
+        if _pool_round([chunk], 1, target, project, done, context):
             path = chunk[0][0]
             done(path, [file_diagnostic(
                 "EXL901", path, 1,
@@ -195,7 +201,7 @@ def tune_gc() -> None:
 
 
 def _analyze(
-    items: list[tuple[str, str]], settings: Settings, project: Any, progress: bool
+    items: list[tuple[str, str]], settings: Settings, project: Any, progress: bool, context: Any = None
 ) -> dict[str, list[Diagnostic]]:
     tune_gc()
     results: dict[str, list[Diagnostic]] = {}
@@ -209,10 +215,10 @@ def _analyze(
     jobs = settings.jobs or os.cpu_count() or 1
     try:
         if jobs > 1 and len(items) > PARALLEL_THRESHOLD:
-            _analyze_parallel(items, jobs, settings.target, project, done)
+            _analyze_parallel(items, jobs, settings.target, project, done, context)
         else:
             for path, text in items:
-                done(path, _analyze_one(text, path, settings.target, project))
+                done(path, _analyze_one(text, path, settings.target, project, context=context))
     finally:
         if bar is not None:
             bar.stop()
@@ -247,6 +253,23 @@ class _ProgressBar:
 
     def stop(self) -> None:
         self._progress.stop()
+
+
+def export_context(texts: dict[str, str], settings: Settings, project: Any) -> Any:
+    """The run's export context (export calls of the linted files, declared roots)."""
+    from exportlint.context import build_context
+
+    return build_context(texts, settings, project)
+
+
+def site_diagnostics(context: Any, settings: Settings) -> dict[str, list[Diagnostic]]:
+    """Findings on the export calls themselves (EXL1xx), by path."""
+    from exportlint.context.checks import check_sites
+
+    out: dict[str, list[Diagnostic]] = {}
+    for d in check_sites(context, settings.target if settings.target_explicit else None):
+        out.setdefault(d.path, []).append(d)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,7 +342,9 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
     if sources.skipped(path):
         return FileReport(path=path)
     tune_gc()
-    raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True) if d.path == path]
+    context = export_context({path: text}, settings, None)
+    raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True, context=context) if d.path == path]
+    raw += site_diagnostics(context, settings).get(path, [])
     return finalize(path, raw, settings, sources)
 
 
@@ -354,8 +379,11 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
             hashes[path] = content_hash(data)
 
     result = LintResult(reports=[], missing=found.missing)
+    project = _make_project(list(hashes)) if hashes else None
+    context = export_context({p: sources.texts[p] for p in hashes}, settings, project)
+    result.context = context
     cache = Cache(settings.resolved_cache_dir(), settings.target) if settings.cache and hashes else None
-    keys = file_keys({p: sources.texts[p] for p in hashes}, hashes, settings.target) if cache else {}
+    keys = file_keys({p: sources.texts[p] for p in hashes}, hashes, settings.target, context.key()) if cache else {}
     todo: list[tuple[str, str]] = []
     for path in hashes:
         cached = cache.get(keys[path]) if cache is not None else None
@@ -365,8 +393,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
             raw[path] = cached
             result.cached += 1
     if todo:
-        project = _make_project(list(hashes))
-        analyzed = _analyze(todo, settings, project, progress)
+        analyzed = _analyze(todo, settings, project, progress, context)
         for path, diagnostics in analyzed.items():
             raw[path] = diagnostics
             if cache is not None:
@@ -374,6 +401,8 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         result.analyzed = len(analyzed)
     if cache is not None:
         cache.save()
+    for path, diagnostics in site_diagnostics(context, settings).items():
+        raw.setdefault(path, []).extend(diagnostics)
 
     result.reports = _regroup(found.files, raw, sources, settings)
     if settings.report_unused_suppressions:

@@ -53,7 +53,7 @@ class FakeEngine:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def __call__(self, text, path, target=Target.EXPORT, project=None, incremental=False):
+    def __call__(self, text, path, target=Target.EXPORT, project=None, incremental=False, context=None):
         self.calls.append(path)
         return fake_findings(text, path, target)
 

@@ -252,7 +252,7 @@ def test_syntax_error_in_a_file_without_models_is_still_reported():
 def test_internal_error_is_one_diagnostic(monkeypatch):
     from exportlint.analysis import dataflow
 
-    def boom(self):
+    def boom(self, entries=None):
         raise ValueError("synthetic failure")
 
     monkeypatch.setattr(dataflow.Interpreter, "run", boom)

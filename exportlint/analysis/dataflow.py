@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -124,10 +124,14 @@ def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStateme
 
 
 class Interpreter:
-    def __init__(self, file: FileIndex, sink: Sink, target: Target = Target.EXPORT) -> None:
+    def __init__(self, file: FileIndex, sink: Sink, target: Target = Target.EXPORT, plan: Any = None) -> None:
         self.file = file
         self.sink = sink
         self.target = target
+        self.plan = plan  # context.plan.Plan: the export context of this analysis (None: none)
+        # The root whose forward is being entered, and its declared dynamic dims (None: all dynamic).
+        self.entry_fn: cst.CSTNode | None = None
+        self.entry_dims: dict[str, tuple[int | None, frozenset[int]]] | None = None
         self.memo: dict[tuple, Val] = {}
         self.active: set[tuple] = set()
         self.depth = 0
@@ -142,21 +146,25 @@ class Interpreter:
         self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
 
     # ================================================================ entry points
-    def run(self) -> None:
-        """Analyze every Module's forward.  Modules that other modules of the file build as
-        submodules are analyzed through those calls first, with the arguments their callers
-        really pass (``blk(x, H, W)`` with shapes ``H``, ``W``); only the ones no caller reached
-        are analyzed on their own, with tensor inputs."""
-        modules = [
-            c for c in self.file.classes.values()
-            if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
-            and not _forward_replaced(c)
-        ]
-        built = _submodule_classes(self.file)
+    def run(self, entries: "list[ClassInfo] | None" = None) -> None:
+        """Analyze every Module's forward (or only the ``entries``: the exported roots).  Modules
+        that other modules of the file build as submodules are analyzed through those calls first,
+        with the arguments their callers really pass (``blk(x, H, W)`` with shapes ``H``, ``W``);
+        only the ones no caller reached are analyzed on their own, with tensor inputs."""
+        if entries is None:
+            modules = [
+                c for c in self.file.classes.values()
+                if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
+                and not _forward_replaced(c)
+            ]
+        else:
+            modules = [c for c in entries if c.find_method("forward")]
+        built = _submodule_classes(self.file) if entries is None else set()
         for cls in sorted(modules, key=lambda c: id(c) in built):
             if id(cls) not in self.reached:
                 self.reached.add(id(cls))
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
+                self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
                 self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
 
     # ================================================================ functions
@@ -603,6 +611,10 @@ class Interpreter:
             return const()  # `if torch.rand(1) < p:` is data augmentation
         if any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in [node.left] + [t.comparator for t in node.comparisons]):
             return Val(kinds=frozenset({CONST}), tags=frozenset({"dtype_test"}))
+        if len(operands) == 2 and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)) and any(
+            o.has("declared_dim") for o in operands
+        ) and any(o.kinds == frozenset({CONST}) for o in operands):
+            return kind(SHAPE, "pins_dim", prov=merge_prov(operands))  # `H == 224` on a declared dynamic dim
         if _fixed_size_dispatch(node, operands):
             return const()  # `if reference_points.shape[-1] == 4:` dispatches on a fixed-by-design dim
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
@@ -766,6 +778,9 @@ class Interpreter:
                 return base
             if base.has("shape_seq") and base.items is None and len(node.slice) == 1:
                 idx = node.slice[0].slice
+                declared = _declared_axis(base, _axis(idx.value)) if isinstance(idx, cst.Index) else None
+                if declared is not None:
+                    return declared
                 if base.has("static_tail") and isinstance(idx, cst.Index) and _axis(idx.value) not in (None, 0):
                     return const()
                 if isinstance(idx, cst.Index) and _axis(idx.value) == -1:
@@ -1200,6 +1215,9 @@ class Interpreter:
         if name == "size":
             if args.positional or "dim" in args.keywords:
                 axis = _axis(node.args[0].value) if node.args else None
+                declared = _declared_axis(receiver, axis)
+                if declared is not None:
+                    return declared
                 if receiver.has("static_tail") and axis not in (None, 0):
                     return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
                 return kind(_size_kind(receiver), *(("last_axis",) if axis == -1 else ()), prov=prov)
@@ -1239,6 +1257,8 @@ class Interpreter:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random"}
+        if name in _AXES_KEEPING:
+            keep |= {t for t in receiver.tags if t.startswith("dims:")}  # x.float(): the same dims
         if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
             v.kinds <= {CONST, NONE} for v in args.positional[1:]
         ):
@@ -1278,6 +1298,11 @@ class Interpreter:
                 self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
 
 
+# Methods whose result has the receiver's axes, one for one.
+_AXES_KEEPING = {
+    "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda",
+    "type_as", "abs", "neg", "sigmoid", "relu", "tanh", "exp", "log", "sqrt", "clamp", "clip",
+}
 _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
@@ -1561,10 +1586,49 @@ def _size_kind(t: Val) -> str:
     return CONST if t.has("param") else SHAPE
 
 
+def _with_declared_dims(v: Val, dims: tuple[int | None, frozenset[int]] | None) -> Val:
+    """An input of an exported root whose dynamic dims the export context declares (every
+    other dim is static: the exporter fixes it)."""
+    if not v.is_tensor:
+        return v
+    rank, dyn = dims if dims is not None else (None, frozenset())
+    tag = f"dims:{'?' if rank is None else rank}:{','.join(map(str, sorted(dyn)))}"
+    return v.with_(tags=(v.tags - {"maybe_tuple"}) | {tag})
+
+
+def _declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
+    for tag in t.tags:
+        if tag.startswith("dims:"):
+            _, rank, dims = tag.split(":")
+            return (None if rank == "?" else int(rank)), frozenset(int(d) for d in dims.split(",") if d)
+    return None
+
+
+def _declared_axis(t: Val, axis: int | None) -> Val | None:
+    """``t.shape[axis]`` of a tensor with declared dims: a constant for a static dim, a shape
+    marked ``declared_dim`` for a dynamic one; None when the declaration does not say."""
+    declared = _declared_dims(t)
+    if declared is None or axis is None:
+        return None
+    rank, dyn = declared
+    if axis < 0:
+        if rank is None:
+            return None
+        axis += rank
+    return kind(SHAPE, "declared_dim", prov=t.prov) if axis in dyn else const()
+
+
 def _shape_seq(t: Val) -> Val:
+    declared = _declared_dims(t)
+    if declared is not None and declared[0] is not None:
+        items = tuple(_declared_axis(t, i) or UNKNOWN for i in range(declared[0]))
+        k = SHAPE if declared[1] else CONST
+        tags = frozenset({"shape_seq"}) | {x for x in t.tags if x.startswith("dims:")}
+        return tuple_of(list(items)).with_(kinds=frozenset({SEQ, k}), tags=tags)
     k = _size_kind(t)
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
+    tags += tuple(x for x in t.tags if x.startswith("dims:"))
     return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
@@ -1752,6 +1816,8 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
         name = p.name.value
         if call is None:
             env[name] = _param_default_kind(p, entry, ref, name, interp)
+            if interp.entry_dims is not None and ref.node is interp.entry_fn:
+                env[name] = _with_declared_dims(env[name], interp.entry_dims.get(name))
         elif i < len(positional):
             env[name] = _annotated(p, positional[i], ref)
         elif name in keywords:

@@ -280,6 +280,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
             tags.add("const_tensor")  # torch.tensor(2.0).log2(): a constant the exporters fold
     if any(v.has("random") for v in vals):
         tags.add("random")  # computed from a random draw: augmentation parameters
+    if k == SHAPE and any(v.has("pins_dim") for v in vals):
+        tags.add("pins_dim")  # `H != 224 or W != 224`: still pins a declared dynamic dim
     if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):
         tags.add("float")  # arithmetic on a float of sizes stays a float
     if k == SHAPE and all(v.has("last_axis") for v in vals if v.is_shape):

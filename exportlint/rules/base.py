@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from typing import Any, ClassVar, Iterator
 
 import libcst as cst
 
@@ -30,6 +30,7 @@ class Finding:
 class RuleContext:
     file: FileIndex
     target: Target
+    plan: Any = None  # context.plan.Plan: the export context (roots, sites, ONNX opsets), if any
 
     def code(self, node: cst.CSTNode, limit: int = 60) -> str:
         text = " ".join(self.file.code(node).split())

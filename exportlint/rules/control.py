@@ -137,6 +137,9 @@ class ShapeDependentBranch(Rule):
         assert isinstance(e, ev.Branch)
         # A validation guard (`if bad: raise`, `assert`) on shapes becomes a range constraint or a
         # runtime assert under torch.export and is dropped by jit.trace: never a finding.
+        if e.cond.has("pins_dim") and e.cond.truth is None and not e.cond.is_data:
+            yield self._pinned(e, ctx)
+            return
         if e.kind in ("guard", "assert") or e.cond.truth is not None:
             return
         if e.cond.is_data or not e.cond.is_shape or e.cond.has("export_mode"):
@@ -154,6 +157,22 @@ class ShapeDependentBranch(Rule):
             )
         yield self.finding(
             ctx, e.node, f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on input shapes: decided for the example's shape", hint, e.cond
+        )
+
+    def _pinned(self, e: ev.Branch, ctx: RuleContext) -> Finding:
+        """A test of a declared dynamic dim against one size (a guard included): torch.export
+        fails a named `Dim` with a constraint violation and narrows `Dim.AUTO` to that size."""
+        cond = ctx.condition(e.cond_node, e.deciding)
+        if ctx.trace:
+            why = "jit.trace keeps only the example's arm; the ONNX model's dynamic axis then runs code decided for one size"
+        else:
+            why = ("torch.export fails with a constraint violation for a named `Dim` "
+                   "(`Dim.AUTO` silently fixes the dim to the example's size)")
+        return self.finding(
+            ctx, e.node, f"`{_KEYWORD[e.kind]}` condition `{cond}` pins a dim the export declares dynamic to one size: {why}",
+            "drop the check or test a range instead (`torch._check(h % 14 == 0)`, `torch._check(h >= 32)`), "
+            "or declare the dim static in the export call",
+            e.cond, severity=Severity.ERROR,
         )
 
     def _loop(self, e: ev.CountedLoop, ctx: RuleContext) -> Iterator[Finding]:

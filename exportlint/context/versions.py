@@ -1,0 +1,37 @@
+"""Which torch the export runs on (without importing it), and what that changes."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+LATEST_KNOWN = "2.13"
+DYNAMO_DEFAULT_SINCE = (2, 9)  # torch.onnx.export(dynamo=True) is the default from torch 2.9
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """``"2.13.0+cpu"`` -> (2, 13); a ValueError for anything that is not MAJOR.MINOR[...]."""
+    m = re.match(r"^\s*(\d+)\.(\d+)", str(text))
+    if m is None:
+        raise ValueError(f"expected a torch version like 2.13, got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+@lru_cache(maxsize=1)
+def installed_torch() -> str | None:
+    """The installed torch's version from its metadata (torch is never imported)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        return version("torch")
+    except (ImportError, PackageNotFoundError, ValueError):
+        return None
+
+
+def effective(torch_version: str | None) -> str:
+    """The version the export is judged for: configured, else installed, else the latest known."""
+    return torch_version or installed_torch() or LATEST_KNOWN
+
+
+def dynamo_default(torch_version: str | None) -> bool:
+    return parse_version(effective(torch_version)) >= DYNAMO_DEFAULT_SINCE

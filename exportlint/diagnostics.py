@@ -87,8 +87,9 @@ class Diagnostic:
         return (self.path, self.line, self.column, self.code)
 
     def identity(self) -> tuple:
-        """Two diagnostics with the same identity are the same finding."""
-        return (self.path, self.line, self.column, self.code)
+        """Two diagnostics with the same identity are the same finding (a root exported both by
+        torch.export and jit.trace is judged under both targets: two findings)."""
+        return (self.path, self.line, self.column, self.code, self.target.value)
 
     def to_dict(self) -> dict[str, Any]:
         return {

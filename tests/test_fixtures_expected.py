@@ -13,20 +13,26 @@ from pathlib import Path
 import pytest
 
 from exportlint.analysis.project import Project
+from exportlint.config import Settings
 from exportlint.diagnostics import Target
 from exportlint.engine import analyze_source
+from exportlint.runner import export_context, site_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 _LINE = re.compile(r"^(?:(?P<path>\S+\.py):)?(?P<line>\d+):(?P<col>\d+)\s+(?P<code>EXL\d{3})\s*$")
 
 
 def _all_findings() -> dict[str, set[tuple[int, int, str]]]:
+    """As `exportlint fixtures/` sees them: one project, one export context (the export scripts of
+    fixtures/projects/), the analysis of every file plus the rules on the export calls."""
     files = sorted(p for p in FIXTURES.rglob("*.py"))
     project = Project([str(p) for p in files])
+    texts = {str(p): p.read_text(encoding="utf-8") for p in files}
+    context = export_context(texts, Settings(), project)
     found: dict[str, set[tuple[int, int, str]]] = {}
-    for p in files:
-        for d in analyze_source(p.read_text(encoding="utf-8"), str(p), Target.EXPORT, project):
-            found.setdefault(os.path.abspath(d.path), set()).add((d.line, d.column, d.code))
+    diagnostics = [d for path, text in texts.items() for d in analyze_source(text, path, Target.EXPORT, project, context=context)]
+    for d in diagnostics + [d for ds in site_diagnostics(context, Settings()).values() for d in ds]:
+        found.setdefault(os.path.abspath(d.path), set()).add((d.line, d.column, d.code))
     return found
 
 

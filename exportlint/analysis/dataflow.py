@@ -438,6 +438,10 @@ class Interpreter:
                     continue
                 if value.items is not None and len(value.items) == len(elements):
                     part = value.items[i]
+                elif value.has("shape_seq") and _declared_dims(value) is not None and not any(
+                    isinstance(e, cst.StarredElement) for e in elements
+                ):
+                    part = _declared_axis(value, i) or _element(value)  # `B, C, H, W = x.shape`: dim i
                 elif value.has("static_tail") and i > 0:
                     part = const()
                 else:

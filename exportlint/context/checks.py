@@ -62,6 +62,8 @@ class DynamicAxesOnDynamo(SiteRule):
     def check(self, site: Site) -> Iterator[tuple[Span, str, str, Severity | None]]:
         if site.exporter != ONNX_DYNAMO or "dynamic_axes" not in site.keywords:
             return
+        if site.dynamo is None and site.open_kwargs:
+            return  # `**extra_args` may hold `dynamo=False`
         why = "`dynamo=True`" if site.dynamo else "the default `dynamo=True` of torch ≥ 2.9"
         yield (
             site.keywords["dynamic_axes"],
@@ -148,18 +150,17 @@ class DynamicSpecMismatch(SiteRule):
 
 
 class ExportedInTrainingMode(SiteRule):
-    """EXL103: torch.export and jit.trace capture the module in the mode it is in: a model built
-    in the script and never put in eval mode exports dropout and batch-norm training behaviour.
-    The legacy ONNX exporter (training=EVAL by default) and, measured on torch 2.13, the dynamo
-    ONNX exporter export eval behaviour."""
+    """EXL103: torch.export, the dynamo ONNX exporter and jit.trace capture the module in the mode
+    it is in: a model built in the script and never put in eval mode exports dropout and batch-norm
+    training behaviour.  The legacy ONNX exporter exports eval behaviour (training=EVAL default)."""
 
     code = "EXL103"
 
     def check(self, site: Site) -> Iterator[tuple[Span, str, str, Severity | None]]:
         if site.eval_mode is not False:
             return
-        if site.exporter in (EXPORT, DRAFT, TRACE):
-            what = "torch.export" if site.exporter != TRACE else "jit.trace"
+        if site.exporter in (EXPORT, DRAFT, TRACE, ONNX_DYNAMO):
+            what = {TRACE: "jit.trace", ONNX_DYNAMO: "the dynamo ONNX exporter"}.get(site.exporter, "torch.export")
         elif site.exporter == ONNX_LEGACY and site.training and site.training.endswith(("TRAINING", "PRESERVE")):
             what = f"the legacy ONNX exporter with training={site.training}"
         else:
@@ -168,7 +169,7 @@ class ExportedInTrainingMode(SiteRule):
         yield (
             site.span,
             f"`{site.model}` is built here and never put in eval mode: {what} captures it in training mode"
-            + (" (its dropout and batch norm then export their training behaviour: measured max |Δ| 2.5 vs eval)"
+            + (" (its dropout / batch norm then export their training behaviour: silently different outputs)"
                if layers else ""),
             f"call `{site.model}.eval()` before exporting",
             Severity.ERROR if layers else None,

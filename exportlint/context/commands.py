@@ -68,13 +68,17 @@ def sites_command(argv: list[str]) -> int:
     for site in context.sites:
         print(render_site(site))
     judged = context.judgements()
-    if judged:
+    if judged and context.restricts:
         roots = ", ".join(
             f"{name} ({'/'.join(j.target.value for j in js)})" for (_, name), js in sorted(judged.items(), key=lambda kv: kv[0][1])
         )
-        print(f"\nExport code: what is reachable from {roots}; other Modules are not linted as exported.")
+        scopes = ", ".join(_rel(d) or "." for d in sorted(context.scopes()))
+        print(f"\nExport code below {scopes}: what is reachable from {roots}; other Modules there are not "
+              "linted as exported. Files elsewhere are linted as if every Module were exported.")
     else:
-        print("\nNo root resolved to a class of the linted files: every nn.Module is linted as exported.")
+        unresolved = sum(1 for s in context.sites if s.target is not None and s.root is None)
+        print(f"\n{unresolved} export call(s) could not be resolved to a class of the linted files: "
+              "every nn.Module is linted as exported (declare the roots with --root or [tool.exportlint.export]).")
     return 0
 
 

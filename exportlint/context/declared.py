@@ -116,7 +116,7 @@ def declared_sites(decl: Declared, base: str, project: Any) -> list[Site]:
         sites.append(Site(
             path=path, span=Span(1, 1, 1, 1), func="declared", exporter=decl.exporter, model=text,
             root=Root(path, spec.attr, params), inputs=inputs or None, dims=dims,
-            dims_from="declared" if dims else "", opset=decl.opset, declared=True,
+            dims_from="declared" if dims else "", opset=decl.opset, declared=True, project_root=os.path.abspath(base),
         ))
     return sites
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,18 @@ class Site:
     keywords: dict[str, Span] = field(default_factory=dict)  # argument name -> span of its value
     keyword_texts: dict[str, str] = field(default_factory=dict)
     declared: bool = False
+    open_kwargs: bool = False  # the call also passes `**kwargs`: arguments not written may be in them
+    project_root: str = ""  # a declared root's: the project (its scope)
+
+    @property
+    def scope(self) -> str:
+        """The directory below which this site decides what is export code: the project for a
+        declared root, else the directory tree holding both the call and the root class."""
+        if self.project_root or self.root is None:
+            return self.project_root
+        return os.path.commonpath(
+            [os.path.dirname(os.path.abspath(self.path)), os.path.dirname(os.path.abspath(self.root.path))]
+        )
 
     @property
     def target(self) -> Target | None:
@@ -156,7 +169,14 @@ class Judgement:
 
 @dataclass
 class ExportContext:
-    """Every site and declared root of the run, and how each resolved root is judged."""
+    """Every site and declared root of the run, and how each resolved root is judged.
+
+    A site decides what is export code only inside its *scope*: the directory tree holding both the
+    export call and the root class (a declared root: the whole project).  A file outside every
+    scope is linted as before (every Module exported, every dim dynamic), so an export script in
+    one corner of a monorepo does not silence the rest.  A scope that also holds an export call
+    exportlint cannot resolve (a library exporting whatever model it is given) decides nothing.
+    """
 
     sites: list[Site] = field(default_factory=list)
     target_override: Target | None = None  # --target / `target =` given explicitly
@@ -164,15 +184,32 @@ class ExportContext:
     def resolved(self) -> list[Site]:
         return [s for s in self.sites if s.root is not None and s.target is not None]
 
+    def scopes(self) -> dict[str, list[Site]]:
+        """Directory -> the resolved sites that decide what is export code below it."""
+        out: dict[str, list[Site]] = {}
+        for site in self.resolved():
+            out.setdefault(site.scope, []).append(site)
+        for site in self.sites:
+            if site.target is not None and site.root is None:
+                here = os.path.dirname(os.path.abspath(site.path))
+                for scope in list(out):
+                    if _within(here, scope) or _within(scope, here):
+                        del out[scope]
+        return out
+
     @property
     def restricts(self) -> bool:
-        """Do the sites decide what is export code?  Only when at least one root resolved."""
-        return bool(self.resolved())
+        return bool(self.scopes())
 
-    def judgements(self) -> dict[tuple[str, str], list[Judgement]]:
+    def scope_of(self, path: str) -> list[Site] | None:
+        """The sites deciding what is export code in ``path`` (None: no scope covers it)."""
+        found = [s for scope, sites in self.scopes().items() if _within(os.path.abspath(path), scope) for s in sites]
+        return found or None
+
+    def judgements(self, sites: list[Site] | None = None) -> dict[tuple[str, str], list[Judgement]]:
         """(root path, class name) -> one Judgement per target it is exported under."""
         out: dict[tuple[str, str], dict[Target, Judgement]] = {}
-        for site in self.resolved():
+        for site in sites if sites is not None else [s for v in self.scopes().values() for s in v]:
             assert site.root is not None and site.target is not None
             target = self.target_override or site.target
             per = out.setdefault((site.root.path, site.root.name), {})
@@ -184,8 +221,12 @@ class ExportContext:
         if not self.restricts:
             return ""
         data = [
-            (k, [(j.target.value, [(s.exporter, s.opset, s.root and s.root.params, s.describe()["dynamic_dims"])
+            (k, [(j.target.value, [(s.exporter, s.opset, s.scope, s.root and s.root.params, s.describe()["dynamic_dims"])
                                     for s in j.sites]) for j in v])
             for k, v in sorted(self.judgements().items())
         ]
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)

@@ -30,13 +30,14 @@ class Plan:
 
 
 def plans(index: Any, context: ExportContext, target: Target) -> list[Plan]:
-    """One Plan per target the file's roots are exported under (none when the file holds no
-    root of a restricting context; one plan with every Module when nothing restricts)."""
-    if not context.restricts:
+    """One Plan per target the file's roots are exported under (none when the file is in the
+    scope of export sites but holds no root; one plan with every Module outside every scope)."""
+    sites = context.scope_of(index.path)
+    if sites is None:
         return [Plan(target)]
     here = os.path.abspath(index.path)
     by_target: dict[Target, Plan] = {}
-    for (path, name), judgements in sorted(context.judgements().items()):
+    for (path, name), judgements in sorted(context.judgements(sites).items()):
         cls = index.classes.get(name) if path == here else None
         if cls is None:
             continue

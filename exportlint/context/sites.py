@@ -218,6 +218,7 @@ class _File:
         site = Site(
             path=self.path, span=self.span(call), func=func, exporter=exporter,
             model=self.code(model) if model is not None else "", keywords=keywords, keyword_texts=texts,
+            open_kwargs=any(kw.arg is None for kw in call.keywords),
         )
         if model is not None:
             site.root, site.why_unresolved, site.eval_mode = self.resolve_model(model, call.lineno, scope, module)
@@ -274,8 +275,11 @@ class _File:
             value, where = self.last_assignment(node.id, line, scope, module)
             if value is None:
                 if where is not None and node.id in where.params:
-                    fn = where.node.name if isinstance(where.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else "?"
-                    return None, f"`{node.id}` is a parameter of `{fn}()`", None
+                    root, why, mode = self._through_callers(where.node, node.id, depth)
+                    for ln, m in sorted(where.modes.get(node.id, [])):
+                        if ln < line:
+                            mode = m  # `def export(model): model.eval(); torch.export.export(model, ...)`
+                    return root, why, mode
                 return None, f"`{node.id}` is not assigned in this file", None
             root, why, mode = self.resolve_model(value, line, scope, module, depth + 1)
             assigned = max(ln for ln, v in where.assigns[node.id] if v is value)  # type: ignore[union-attr]
@@ -285,29 +289,58 @@ class _File:
             return root, why, mode
         return None, f"`{self.code(node, 40)}` is not a constructor, factory or variable exportlint can follow", None
 
+    def _through_callers(self, fn: ast.AST, param: str, depth: int) -> tuple[Root | None, str, bool | None]:
+        """A model passed in as ``param`` of function ``fn``: what the calls of ``fn`` in this file
+        pass (all of them must resolve to the same root)."""
+        name = getattr(fn, "name", "?")
+        why = f"`{param}` is a parameter of `{name}()`"
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or depth > 3:
+            return None, why, None
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        results = []
+        for call in ast.walk(self.tree):
+            if not (isinstance(call, ast.Call) and self.local_name(call.func) in (name, f"self.{name}")):
+                continue
+            offset = 1 if names[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute) else 0
+            pos = names.index(param) - offset if param in names else -1
+            arg = call.args[pos] if 0 <= pos < len(call.args) else next((k.value for k in call.keywords if k.arg == param), None)
+            if arg is None or any(isinstance(a, ast.Starred) for a in call.args):
+                return None, why + " called with arguments exportlint cannot follow", None
+            scope, module = self.scope_of(call)
+            results.append(self.resolve_model(arg, call.lineno, scope, module, depth + 1))
+        if not results:
+            return None, why + " (no call of it in this file)", None
+        roots = {(r.path, r.name) if r is not None else None for r, _, _ in results}
+        if None in roots or len(roots) != 1:
+            return None, why + " called with " + ("a model exportlint cannot follow" if None in roots else "different models"), None
+        modes = {m for _, _, m in results}
+        return results[0][0], "", modes.pop() if len(modes) == 1 else None
+
     def _class_call(self, func: ast.expr, call: ast.Call, line: int = 0, scope: _Scope | None = None,
                     module: _Scope | None = None, depth: int = 0) -> tuple[Root | None, str, bool | None]:
         name = self.local_name(func)
         if name is None:
             return None, "the model is built by an expression exportlint does not follow", None
         if name in self.classes:
-            return self._root(self.abspath, self.classes[name]), "", False
+            return self._root(self.abspath, self.classes[name]), "", _fresh_mode(self.classes[name], call)
         if name in self.functions and scope is not None:
             return self._factory(self.functions[name], depth)
         qual = self.qualify(func) or name
-        found = self._library_or_linted(qual)
+        found = self._library_or_linted(qual, call)
         if found is not None:
             return found
         if qual.startswith(_TRAINING_FACTORIES) or qual.split(".")[-1][:1].isupper():
-            return None, f"`{qual}` is not defined in the linted files", False
+            return None, f"`{qual}` is not defined in the linted files", _fresh_mode(None, call)
         return None, f"`{qual}` is not defined in the linted files", None
 
-    def _library_or_linted(self, qual: str) -> tuple[Root | None, str, bool | None] | None:
+    def _library_or_linted(self, qual: str, call: ast.Call) -> tuple[Root | None, str, bool | None] | None:
         if self.project is None:
             return None
-        cls = self.project.find_class(qual) if self.project.defines(qual) else None
+        cls = self._sibling_class(qual) or (self.project.find_class(qual) if self.project.defines(qual) else None)
         if cls is not None:
-            return self._root_info(cls), "", False
+            other = _linted_file(cls.file.path, self.project, self.torch_version)
+            node = other.classes.get(cls.name) if other is not None else None
+            return self._root_info(cls), "", _fresh_mode(node, call) if node is not None else None
         fn = self.project.find_function(qual) if self.project.defines(qual) else None
         if fn is not None:
             other = _linted_file(fn[0].path, self.project, self.torch_version)
@@ -315,6 +348,19 @@ class _File:
                 node = other.functions.get(qual.split(".")[-1])
                 if node is not None:
                     return other._factory(node, 1)
+        return None
+
+    def _sibling_class(self, qual: str) -> Any:
+        """``from models import Net`` in a script imports the ``models.py`` next to it first (the
+        script's directory is ``sys.path[0]``), whatever other linted file is named ``models``."""
+        module, _, name = qual.rpartition(".")
+        if not module:
+            return None
+        here = os.path.dirname(self.abspath)
+        for candidate in (os.path.join(here, *module.split(".")) + ".py", os.path.join(here, *module.split("."), "__init__.py")):
+            if candidate in self.project.paths:
+                index = self.project.index(candidate)
+                return index.classes.get(name) if index is not None else None
         return None
 
     def _factory(self, fn: ast.FunctionDef, depth: int) -> tuple[Root | None, str, bool | None]:
@@ -498,6 +544,33 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _fresh_mode(cls: ast.ClassDef | None, call: ast.Call) -> bool | None:
+    """False (training mode: a module just built) — or None when the call hands it a module built
+    elsewhere that it wraps (``Wrapper(model)``: the wrapped model keeps its own mode).  A wrapped
+    argument is one ``__init__`` stores as ``self.x`` and the class calls as ``self.x(...)``; a
+    library class (``cls`` None) counts as freshly built only from literal arguments."""
+    args = [*call.args, *(k.value for k in call.keywords)]
+    if cls is None:
+        return False if all(_literal(a) is not None or (isinstance(a, ast.Constant)) for a in args) else None
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is None or not args:
+        return False
+    params = [a.arg for a in [*init.args.posonlyargs, *init.args.args][1:]]
+    stored = {
+        t.attr: n.value.id
+        for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params
+        for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    called = {
+        n.func.attr for n in ast.walk(cls)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "self" and n.func.attr in stored
+    }
+    wrapped = {stored[a] for a in called}
+    passed = {params[i] for i in range(min(len(call.args), len(params)))} | {k.arg for k in call.keywords if k.arg}
+    return None if wrapped & passed else False
 
 
 def _entries(node: ast.expr) -> Iterator[tuple[Any, ast.expr]]:

@@ -37,6 +37,7 @@ class DimPlan:
     why: str
     multiple: int | None = None
     example: int = 2
+    min: int = 2  # the smallest size the layers accept without specialising a later size to 0 or 1
 
 
 @dataclass
@@ -89,8 +90,12 @@ def plan_inputs(root_site: Site, sites: list[Site]) -> list[InputPlan]:
         rank = len(example_shape) if example_shape is not None else (len(names) if names else None)
         plan = InputPlan(param, rank)
         for d in range(rank or 1):
-            plan.dims.append(_decide(param, d, rank, names[d] if names and d < len(names) else None, body,
-                                     example_shape[d] if example_shape is not None else None))
+            dim = _decide(param, d, rank, names[d] if names and d < len(names) else None, body,
+                          example_shape[d] if example_shape is not None else None)
+            if dim.dynamic and rank == 4 and d >= 2 and not dim.multiple:
+                dim.min = 2 * _first_conv_reach(whole)
+                dim.example = max(dim.example, dim.min)
+            plan.dims.append(dim)
         plan.example = _example(plan, example_shape, whole)
         plans.append(plan)
     return plans
@@ -108,10 +113,10 @@ def _decide(param: str, d: int, rank: int | None, name: str | None, body: str, e
     label = _NAMES.get((name or "").lower(), (name or "").lower() or f"{param}_{d}")
     if d == 0 and not (rank == 1):
         return DimPlan(d, True, "batch", "dim 0: the batch", example=max(example or 2, 2))
-    if name and _STATIC_NAMES.match(name):
-        return DimPlan(d, False, name, f"`{name}`: channels / features, fixed by the layers that read them")
     if rank == 4 and d == 1:
         return DimPlan(d, False, name or "channels", "dim 1 of an image: channels, fixed by the first conv")
+    if name and _STATIC_NAMES.match(name):
+        return DimPlan(d, False, name, f"`{name}`: channels / features, fixed by the layers that read them")
     if rank == 3 and d == 2 and not _TOKEN_INPUTS.search(param):
         return DimPlan(d, False, name or "features", "last dim of a token tensor: features, fixed by its linear / norm layers")
     multiple = None
@@ -145,6 +150,13 @@ def _example(plan: InputPlan, shape: tuple[int | None, ...] | None, class_code: 
     return factory.format(inner)
 
 
+def _first_conv_reach(class_code: str) -> int:
+    """The first conv's largest kernel size or stride (1 without a literal one): an image smaller
+    than twice that makes a later size 0 or 1, which torch.export specialises."""
+    m = re.search(r"Conv2d\(\s*\w+\s*,\s*\w+\s*,\s*(\d+)(?:\s*,\s*(\d+))?", class_code)
+    return max(int(m.group(1)), int(m.group(2) or 1)) if m else 1
+
+
 def _fixed_size(class_code: str, rank: int | None) -> int:
     """The size a layer fixes: the first conv's input channels (images), the first linear /
     norm layer's width (tokens); 3 when the code does not say."""
@@ -169,9 +181,9 @@ def render_spec(root_site: Site, sites: list[Site]) -> str:
             lines.append(f"#   {plan.param}[{dim.index}] {'dynamic' if dim.dynamic else 'static '}: {dim.why}")
             if dim.dynamic and dim.name not in dims_declared:
                 if dim.multiple:
-                    dims_declared[dim.name] = f'{dim.multiple} * Dim("{dim.name}_blocks", min=1)'
+                    dims_declared[dim.name] = f'{dim.multiple} * Dim("{dim.name}_blocks", min=2)'
                 else:
-                    dims_declared[dim.name] = f'Dim("{dim.name}")'
+                    dims_declared[dim.name] = f'Dim("{dim.name}"{f", min={dim.min}" if dim.min > 2 else ""})'
     lines.append("")
     for name, text in dims_declared.items():
         lines.append(f"{name} = {text}")

@@ -6,7 +6,7 @@
 Writes exportlint/data/onnx_ops.json (package data, read by exportlint.data without torch) and
 benchmarks/onnx_ops/results.md (the same table for people). The ops and their source spellings are in
 ops.py; the export-and-run procedure for one op is probe.py, run in worker processes (several ops each,
-with a timeout; ops of a worker that timed out are retried alone once, then recorded as `timeout`).
+with a timeout; ops a worker did not report (it timed out or crashed) are retried alone once, then recorded as `probe_error`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ STATUSES = {
     "ort_error": "exported, but onnxruntime could not load or run the model",
     "export_error": "the exporter raised (error: exception class and the first line of its message)",
     "kept_18": "dynamo only: down-conversion to the requested opset failed and the exporter kept opset 18",
-    "timeout": "the measurement did not finish in time",
 }
 
 
@@ -48,7 +47,7 @@ def run_workers(ids: list[str], chunk: int, timeout: int) -> dict[str, dict]:
         retry += [i for i in part if i not in results]
         print(f"{len(results)}/{len(ids)} ops measured", file=sys.stderr, flush=True)
     for op_id in retry:
-        results.update(_worker([op_id], timeout) or {op_id: {"id": op_id, "probe_error": "timeout"}})
+        results.update(_worker([op_id], timeout))
     return results
 
 
@@ -56,11 +55,14 @@ def _worker(ids: list[str], timeout: int) -> dict[str, dict]:
     cmd = [sys.executable, str(HERE / "probe.py"), *ids]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
-        out = proc.stdout
+        out, ended = proc.stdout, f"worker exited with {proc.returncode}"
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-    rows = [json.loads(line[len("RESULT ") :]) for line in out.splitlines() if line.startswith("RESULT ")]
-    return {row["id"]: row for row in rows}
+        ended = f"timeout after {timeout} s"
+    rows = {row["id"]: row for row in (json.loads(ln[len("RESULT ") :]) for ln in out.splitlines() if ln.startswith("RESULT "))}
+    if len(ids) == 1 and not rows:
+        rows[ids[0]] = {"id": ids[0], "probe_error": ended}
+    return rows
 
 
 def _error_of(row: dict) -> dict:
@@ -98,7 +100,8 @@ def summarise_dynamo(d: dict) -> dict:
     out["status_by_opset"] = status
     out["lowest_opset"] = d["lowest_opset"]
     confirmed = d.get("lowest_confirmed")
-    out["lowest_confirmed"] = None if confirmed is None else confirmed.get("opset") == d["lowest_opset"]
+    out["lowest_confirmed"] = None if confirmed is None else (
+        confirmed["status"] in CONVERTS and confirmed.get("opset") == d["lowest_opset"])
     return out
 
 
@@ -113,19 +116,22 @@ def summarise(op, row: dict) -> dict:
 
 
 def versions() -> dict:
-    out = {"python": platform.python_version()}
-    code = "import torch, onnx, onnxruntime, onnxscript, json; print(json.dumps({m.__name__: m.__version__ for m in (torch, onnx, onnxruntime, onnxscript)}))"
-    out.update(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
-    return out
+    import onnx
+    import onnxruntime
+    import onnxscript
+    import torch
+
+    return {"python": platform.python_version(), **{m.__name__: m.__version__ for m in (torch, onnx, onnxruntime, onnxscript)}}
 
 
-def write_json(entries: list[dict], command: str) -> dict:
+def write_table(entries: list[dict], partial_runs: list[str]) -> dict:
     doc = {
         "schema": 1,
         "about": "ONNX operator support per opset for torch.onnx.export, measured: one tiny module per op, "
         "exported with the legacy exporter (dynamo=False) at opsets 9-20 and the dynamo exporter (default opset, "
         "and down-converted to 9-17), each artifact run in onnxruntime against eager",
-        "command": command,
+        "command": "python benchmarks/onnx_ops/measure.py",
+        "partial_runs": partial_runs,
         "measured": datetime.date.today().isoformat(),
         "versions": versions(),
         "legacy_opsets": [9, 20],
@@ -151,9 +157,8 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"unknown op ids: {', '.join(unknown)} (see benchmarks/onnx_ops/ops.py)")
         wanted = args.ops.split(",")
-    old = {}
-    if args.ops and DATA.exists():
-        old = {e["id"]: e for e in json.loads(DATA.read_text())["ops"]}
+    previous = json.loads(DATA.read_text()) if args.ops and DATA.exists() else {}
+    old = {e["id"]: e for e in previous.get("ops", [])}
     rows = run_workers(wanted, args.chunk, args.timeout)
     entries = []
     for op in OPS:
@@ -161,7 +166,7 @@ def main(argv=None) -> int:
             entries.append(summarise(op, rows[op.id]))
         elif op.id in old:
             entries.append({**old[op.id], "form": op.form, "match": op.match})
-    doc = write_json(entries, "python benchmarks/onnx_ops/measure.py" + (f" --ops {args.ops}" if args.ops else ""))
+    doc = write_table(entries, previous.get("partial_runs", []) + ([f"--ops {args.ops}"] if args.ops else []))
     from report import write_report
 
     write_report(doc, REPORT)

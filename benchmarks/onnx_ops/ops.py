@@ -109,8 +109,8 @@ def _same(name, call, inputs, *, function=True, method=True, module=None, where=
     return Op(name, src or f"torch.{name}(x)", call, inputs, match)
 
 
-def _linalg(name, call, inputs, *aliases):
-    return Op(f"linalg_{name}", f"torch.linalg.{name}(a)", call, inputs, [fn(f"torch.linalg.{name}", *aliases)])
+def _linalg(name, call, inputs, *aliases, src=None):
+    return Op(f"linalg_{name}", src or f"torch.linalg.{name}(a)", call, inputs, [fn(f"torch.linalg.{name}", *aliases)])
 
 
 def _spd():
@@ -165,7 +165,7 @@ OPS: list[Op] = [
     _linalg("slogdet", lambda a: torch.linalg.slogdet(a).logabsdet, _spd, "torch.slogdet", "torch.logdet"),
     _linalg("svd", lambda a: torch.linalg.svd(a).S, _spd, "torch.svd", "torch.linalg.svdvals"),
     _linalg("eigh", lambda a: torch.linalg.eigh(a).eigenvalues, _spd, "torch.linalg.eigvalsh"),
-    _linalg("solve", lambda a: torch.linalg.solve(a, torch.ones(4, 1)), _spd),
+    _linalg("solve", lambda a: torch.linalg.solve(a, torch.ones(4, 1)), _spd, src="torch.linalg.solve(a, b)"),
     _linalg("cholesky", lambda a: torch.linalg.cholesky(a), _spd, "torch.cholesky"),
     _linalg("qr", lambda a: torch.linalg.qr(a).R.abs(), _spd, "torch.qr"),
     _linalg("pinv", lambda a: torch.linalg.pinv(a), _spd, "torch.pinverse"),
@@ -198,14 +198,14 @@ OPS: list[Op] = [
     _same("median", lambda x: torch.median(x, dim=1).values, _x(3, 5), src="torch.median(x, dim=1)"),
     _same("quantile", lambda x: torch.quantile(x, 0.25, dim=1), _x(3, 5), src="torch.quantile(x, 0.25, dim=1)"),
     _same("scatter_reduce", lambda x: torch.zeros(3).scatter_reduce(0, torch.tensor([0, 1, 0, 2]), x, reduce="amax"),
-          _x(4), src="torch.zeros(3).scatter_reduce(0, idx, x, reduce='amax')"),
+          _x(4), src="torch.zeros(3).scatter_reduce(0, idx, x, reduce='amax'), idx with repeats"),
     _same("scatter_add", lambda x: torch.zeros(3).scatter_add(0, torch.tensor([0, 1, 0, 2]), x), _x(4),
-          src="torch.zeros(3).scatter_add(0, idx, x)"),
-    Op("index_put_accumulate", "y.index_put_((idx,), x, accumulate=True)",
+          src="torch.zeros(3).scatter_add(0, idx, x), idx with repeats"),
+    Op("index_put_accumulate", "y.index_put_((idx,), x, accumulate=True), idx with repeats",
        lambda x: torch.zeros(3).index_put_((torch.tensor([0, 1, 0, 2]),), x, accumulate=True), _x(4),
        [fn("torch.index_put", accumulate=arg(3, [True])), meth("index_put", "index_put_", accumulate=arg(2, [True]))]),
     _same("index_add", lambda x: torch.zeros(3, 2).index_add(0, torch.tensor([0, 1, 0, 2]), x), _x(4, 2),
-          src="torch.zeros(3, 2).index_add(0, idx, x)"),
+          src="torch.zeros(3, 2).index_add(0, idx, x), idx with repeats"),
     Op("repeat_interleave_int", "torch.repeat_interleave(x, 2, dim=0)", lambda x: torch.repeat_interleave(x, 2, dim=0),
        _x(3, 4), [fn("torch.repeat_interleave"), meth("repeat_interleave")]),
     Op("repeat_interleave_tensor", "torch.repeat_interleave(x, torch.tensor([1, 2, 3]), dim=0)",
@@ -252,7 +252,8 @@ OPS: list[Op] = [
     _same("logsumexp", lambda x: torch.logsumexp(x, 1), _x(3, 6), src="torch.logsumexp(x, 1)"),
     Op("one_hot", "F.one_hot(i, 5)", lambda i: F.one_hot(i, 5), lambda: (torch.tensor([0, 3, 1, 4]),),
        [fn(FN + "one_hot")]),
-    _linalg("cross", lambda a, b: torch.linalg.cross(a, b), lambda: (torch.randn(4, 3), torch.randn(4, 3)), "torch.cross"),
+    _linalg("cross", lambda a, b: torch.linalg.cross(a, b), lambda: (torch.randn(4, 3), torch.randn(4, 3)), "torch.cross",
+            src="torch.linalg.cross(a, b)"),
     _same("diff", lambda x: torch.diff(x, dim=1), _x(3, 6), src="torch.diff(x, dim=1)"),
     _same("trace", lambda x: torch.trace(x), _x(4, 4)),
     _same("diagonal", lambda x: torch.diagonal(x), _x(4, 4)),

@@ -50,7 +50,9 @@ def render(doc: dict) -> str:
         "# ONNX operator support per opset (measured)",
         "",
         f"torch {v['torch']}, onnx {v['onnx']}, onnxscript {v['onnxscript']}, onnxruntime {v['onnxruntime']}, "
-        f"Python {v['python']}; measured {doc['measured']} with `{doc['command']}`. Machine-readable: "
+        f"Python {v['python']}; measured {doc['measured']} with `{doc['command']}`"
+        + "".join(f", then `{doc['command']} {p}`" for p in doc.get("partial_runs", []))
+        + ". Machine-readable: "
         "`exportlint/data/onnx_ops.json` (what EXL105 reads).",
         "",
         "One tiny module per op (benchmarks/onnx_ops/ops.py), exported by `torch.onnx.export(dynamo=False, "
@@ -69,8 +71,37 @@ def render(doc: dict) -> str:
             lines.append(f"| {e['id']} | `{e['form']}` | ? | ? | not measured: {e['probe_error']} |")
             continue
         lines.append(f"| {e['id']} | `{e['form']}` | {_legacy_cell(e['legacy'])} | {_dynamo_cell(e['dynamo'])} | {_error(e)} |")
+    lines += summary([e for e in doc["ops"] if "probe_error" not in e])
     lines += ["", "Statuses:", ""] + [f"- `{k}`: {v}" for k, v in doc["statuses"].items()]
     return "\n".join(lines) + "\n"
+
+
+def summary(ops: list[dict]) -> list[str]:
+    """Counts and the lists a reader (and EXL105's severities) care about, derived from the rows."""
+    never = [e["id"] for e in ops if e["legacy"]["min_opset"] is None]
+    raised = [e for e in ops if e["legacy"]["min_opset"] not in (None, 9)]
+    wrong = [f"{e['id']} ({_span(e['legacy']['mismatch_opsets'])})" for e in ops if e["legacy"]["mismatch_opsets"]]
+    dyn_fail = [e["id"] for e in ops if not e["dynamo"]["converts"]]
+    dyn_wrong = [e["id"] for e in ops if e["dynamo"]["status"] == "mismatch"]
+    both = [i for i in dyn_fail if i in never]
+    by_min = {}
+    for e in raised:
+        by_min.setdefault(e["legacy"]["min_opset"], []).append(e["id"])
+    return [
+        "",
+        "## Summary",
+        "",
+        f"- {len(ops)} ops measured. Legacy exporter: {len(ops) - len(never) - len(raised)} convert from opset 9, "
+        f"{len(raised)} need a higher opset, {len(never)} convert at no opset 9-20.",
+        *[f"  - from opset {k}: {', '.join(v)}" for k, v in sorted(by_min.items())],
+        f"  - at no opset: {', '.join(never)}",
+        f"- Legacy exporter, converted but **wrong output** in onnxruntime: {', '.join(wrong) or 'none'}.",
+        f"- Dynamo exporter fails on {len(dyn_fail)}: {', '.join(dyn_fail) or 'none'}"
+        + (f"; wrong output on {', '.join(dyn_wrong)}" if dyn_wrong else "") + ".",
+        f"- Neither exporter converts: {', '.join(both) or 'none'}.",
+        "- Dynamo with `opset_version` below an op's *down to* opset: no error, the model stays at opset 18 "
+        "(the exporter's own down-conversion failed and it kept 18).",
+    ]
 
 
 def write_report(doc: dict, path: Path) -> None:

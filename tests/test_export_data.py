@@ -140,6 +140,7 @@ def test_removed_parameters_and_dynamo_default():
     assert data.removed_parameter("torch.onnx.export", "opset_version") is None
     assert [data.dynamo_default(v) for v in ("2.5", "2.8.0", "2.9", "2.13.0+cpu", "3.1")] == [False, False, True, True, True]
     assert data.dynamo_default("1.13") is None
+    assert (data.default_opset(dynamo=False), data.default_opset(dynamo=True)) == (20, 20)
 
 
 def test_json_files_are_package_data():
@@ -232,6 +233,7 @@ def test_measured_signatures_match_the_installed_torch():
         if func is not None:
             assert list(sig.parameters) == script.measured(func), name
             assert set(sig.names) == set(inspect.signature(func).parameters), name
+    assert script.default_opsets(torch) == data.exporter_signatures()["default_opset"]
 
 
 @torch_needed

@@ -101,8 +101,11 @@ DOCUMENTED = {
         (["2.11", "2.12"], "documented", None, "removed by pytorch#171714 (Jan 2026); use torch.export.export", []),
     ],
     "torch.export.draft_export": [
-        ([f"2.{m}" for m in range(0, 7)], "inferred", None, "public as torch.export.draft_export from 2.7", []),
-        ([f"2.{m}" for m in range(7, 13)], "inferred", "@measured", "same as measured 2.13", []),
+        ([f"2.{m}" for m in range(0, 7)], "inferred", None,
+         "public as torch.export.draft_export from 2.7; before, torch.export._draft_export returned (ep, report) "
+         "(pytorch#147558, Feb 2025)", []),
+        ([f"2.{m}" for m in range(7, 13)], "inferred", "@measured",
+         "same as measured 2.13 (draft-export docs: pytorch#152637, May 2025)", []),
     ],
 }
 for _name in ("torch.jit.trace", "torch.jit.trace_module", "torch.jit.script"):
@@ -224,6 +227,25 @@ def removed_on_installed(torch) -> dict:
     return out
 
 
+def default_opsets(torch) -> dict:
+    """The opset of a model exported without opset_version, per exporter (measured on the installed torch)."""
+    import tempfile
+
+    import onnx
+
+    def opset(proto):
+        return next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+
+    model, args = torch.nn.Linear(2, 2), (torch.randn(1, 2),)
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = str(Path(tmp) / "m.onnx")
+        torch.onnx.export(model, args, path, dynamo=False)
+        legacy = opset(onnx.load(path))
+        dynamo = opset(torch.onnx.export(model, args, dynamo=True, verbose=False).model_proto)
+    return {"torch": torch.__version__, "legacy": legacy, "dynamo": dynamo}
+
+
 def build() -> dict:
     import torch
 
@@ -253,6 +275,7 @@ def build() -> dict:
         "deprecated_parameters": DEPRECATED,
         "removed_functions": REMOVED_FUNCTIONS,
         "dynamo_default": DYNAMO_DEFAULT,
+        "default_opset": default_opsets(torch),
     }
 
 

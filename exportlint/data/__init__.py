@@ -189,3 +189,9 @@ def dynamo_default(torch_version) -> bool | None:
         return None
     newest = max(table, key=_minor)
     return table.get(f"{want[0]}.{want[1]}", table[newest] if want > _minor(newest) else None)
+
+
+def default_opset(dynamo: bool) -> int:
+    """The opset torch.onnx.export writes without opset_version (measured on the table's torch, 2.13: 20 for
+    both exporters)."""
+    return exporter_signatures()["default_opset"]["dynamo" if dynamo else "legacy"]

@@ -107,6 +107,18 @@ def test_exl103_the_dynamo_onnx_exporter_also_exports_training_behaviour_and_leg
     assert torch.allclose(torch.from_numpy(legacy), eager, atol=1e-5)  # training=EVAL by default
 
 
+def test_exl104_a_removed_argument_is_a_type_error_and_the_fixed_call_exports():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'example_outputs'"):
+        _run(_example("EXL104", "bad").replace('"net.onnx"', "__import__('io').BytesIO()"))
+    _run(_example("EXL104", "good").replace('"net.onnx"', "__import__('io').BytesIO()"))
+
+
+def test_exl105_bicubic_at_opset_10_fails_in_the_legacy_exporter_and_converts_at_11():
+    with pytest.raises(Exception, match="upsample_bicubic2d.*opset version 10 is not supported"):
+        _run(_example("EXL105", "bad").replace('"up.onnx"', "__import__('io').BytesIO()"))
+    _run(_example("EXL105", "good").replace('"up.onnx"', "__import__('io').BytesIO()"))
+
+
 PIN = """
 import torch
 from torch import nn

@@ -88,6 +88,15 @@ class Instance:
 
 
 @dataclass
+class LibraryModule:
+    """A torch.nn layer built in ``__init__``: its class and the constructor call."""
+
+    qual: str
+    ctor: cst.Call
+    file: FileIndex
+
+
+@dataclass
 class SuperRef:
     cls: ClassInfo
     after: ClassInfo
@@ -902,16 +911,18 @@ class Interpreter:
         if isinstance(ref, ClassInfo):
             return _module_val(ref) if ref.is_module() else UNKNOWN
         if callee.has("module"):
-            return self.call_module(callee, args)
+            return self.call_module(callee, args, node, frame)
         if isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], Val):
             return self.tensor_method(node, ref[0], node.func, ref[1], args, frame)
         if callee.is_tensor:
             return kind(TENSOR, "maybe_tuple", prov=args.prov())
         return OPAQUE if args.has_tensor() else UNKNOWN
 
-    def call_module(self, module: Val, args: "CallArgs") -> Val:
+    def call_module(self, module: Val, args: "CallArgs", node: cst.Call | None = None, frame: Frame | None = None) -> Val:
         """``self.block(x)``: the submodule's forward, analyzed with the arguments passed here."""
         prov = args.prov()
+        if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
+            self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
         if module.has("tensor_module"):
             return kind(TENSOR, prov=prov)
         if isinstance(module.ref, Instance):
@@ -1978,12 +1989,16 @@ _TUPLE_RETURNING_NN = {
 }
 
 
-def _module_val(ref: "ClassInfo | str | None") -> Val:
-    """A submodule; ``ref`` is its class (linted set) or qualified name (torch.nn.X)."""
+def _module_val(ref: "ClassInfo | str | None", ctor: "tuple[cst.Call, FileIndex] | None" = None) -> Val:
+    """A submodule; ``ref`` is its class (linted set) or qualified name (torch.nn.X), ``ctor`` the
+    constructor call of a torch.nn layer (what it was built with)."""
     tags = {"module"}
     if isinstance(ref, str) and ref.startswith("torch.nn.") and ref.rsplit(".", 1)[-1] not in _TUPLE_RETURNING_NN:
         tags.add("tensor_module")
-    return Val(tags=frozenset(tags), ref=Instance(ref) if isinstance(ref, ClassInfo) else None)
+    if isinstance(ref, ClassInfo):
+        return Val(tags=frozenset(tags), ref=Instance(ref))
+    library = LibraryModule(ref, *ctor) if isinstance(ref, str) and ctor is not None else None
+    return Val(tags=frozenset(tags), ref=library)
 
 
 def _submodule_classes(file: FileIndex) -> set[int]:
@@ -2061,7 +2076,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         if qual is not None and qual.startswith("torch."):
             last = qual.rsplit(".", 1)[-1]
             if last[:1].isupper():
-                return _module_val(qual)
+                return _module_val(qual, (expr, fi))
             return kind(TENSOR) if not qual.startswith(api.NON_TENSOR_PREFIXES) and qual not in api.NON_TENSOR_FUNCS else const()
         if qual is not None and qual.split(".")[0] in api.MATH_ROOTS:
             return const()

@@ -132,3 +132,13 @@ class AutogradApply(Event):
     """``Fn.apply(...)`` for a custom ``torch.autograd.Function`` subclass."""
 
     cls: Any
+
+
+@dataclass
+class ModuleCall(Event):
+    """``self.up(x)`` where ``self.up`` is a torch.nn layer built as ``ctor`` (``nn.Upsample(...)``)
+    in ``ctor_file``."""
+
+    qual: str
+    ctor: cst.Call
+    ctor_file: Any

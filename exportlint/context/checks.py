@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import ClassVar, Iterator
 
 from exportlint.catalogue import CATALOGUE
 from exportlint.context.model import (
     DRAFT, EXPORT, ONNX_DYNAMO, ONNX_LEGACY, TORCH_EXPORTERS, TRACE, ExportContext, Site, Span,
 )
+from exportlint.context.sites import POSITIONAL
 from exportlint.diagnostics import Diagnostic, Note, Severity, Target
 
 
@@ -176,7 +178,43 @@ class ExportedInTrainingMode(SiteRule):
         )
 
 
-SITE_RULES: tuple[type[SiteRule], ...] = (ExampleTooSmall, DynamicAxesOnDynamo, DynamicSpecMismatch, ExportedInTrainingMode)
+class UnknownExporterArgument(SiteRule):
+    """EXL104: a keyword the export function does not take in the torch the call runs on (the
+    measured signature table ``exportlint/data/exporter_signatures.json``): a TypeError."""
+
+    code = "EXL104"
+
+    def check(self, site: Site) -> Iterator[tuple[Span, str, str, Severity | None]]:
+        from exportlint.data import exporter_signature, removed_parameter
+
+        if site.declared:
+            return
+        signature = exporter_signature(site.func, site.torch_version)
+        if signature is None:
+            return
+        if not signature.exists:
+            yield (site.span, f"`{site.func}` does not exist in torch {site.torch_version} ({signature.evidence})",
+                   "use `torch.onnx.export(..., dynamo=True)`" if "onnx" in site.func else "see the torch release notes", None)
+            return
+        for name in site.keyword_texts:
+            if name.startswith("#") or name in POSITIONAL.get(site.func, ()) or signature.accepts(name) is not False:
+                continue
+            removed = removed_parameter(site.func, name)
+            if removed is not None:
+                what = f"removed in torch {removed['removed_in']}"
+                hint = removed.get("replacement") or f"drop `{name}=`"
+            else:
+                what = "not a parameter of it (misspelled?)"
+                close = difflib.get_close_matches(name, signature.keywords, n=1)
+                hint = f"did you mean `{close[0]}=`?" if close else f"drop `{name}=`"
+            yield (site.keywords[name],
+                   f"`{name}=` is {what}: `{site.func}` raises TypeError (unexpected keyword argument) on torch "
+                   f"{site.torch_version}", hint, None)
+
+
+SITE_RULES: tuple[type[SiteRule], ...] = (
+    ExampleTooSmall, DynamicAxesOnDynamo, DynamicSpecMismatch, ExportedInTrainingMode, UnknownExporterArgument,
+)
 
 
 def check_sites(context: ExportContext, target_override: Target | None = None) -> list[Diagnostic]:

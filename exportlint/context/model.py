@@ -109,6 +109,7 @@ class Site:
     declared: bool = False
     open_kwargs: bool = False  # the call also passes `**kwargs`: arguments not written may be in them
     project_root: str = ""  # a declared root's: the project (its scope)
+    torch_version: str = ""  # the torch the call is judged for (configured, installed or latest known)
 
     @property
     def scope(self) -> str:

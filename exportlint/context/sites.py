@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from exportlint.context.model import (
     DRAFT, EXPORT, ONNX_DYNAMO, ONNX_LEGACY, SCRIPT, TRACE, TRAINING_IR, DimSpec, InputSpec, Root, Site, Span,
 )
-from exportlint.context.versions import dynamo_default
+from exportlint.context.versions import dynamo_default, effective
 
 # Qualified exporter functions -> exporter kind (None: torch.onnx.export, decided by `dynamo=`).
 EXPORT_FUNCS: dict[str, str | None] = {
@@ -38,7 +38,7 @@ EXPORT_FUNCS: dict[str, str | None] = {
     "torch.jit.script": SCRIPT,
 }
 # Positional parameters of each function (what a positional argument binds to).
-_POSITIONAL = {
+POSITIONAL = {
     "torch.export.export": ("mod", "args", "kwargs"),
     "torch.export.draft_export": ("mod", "args", "kwargs"),
     "torch.export.export_for_training": ("mod", "args", "kwargs"),
@@ -218,7 +218,7 @@ class _File:
         site = Site(
             path=self.path, span=self.span(call), func=func, exporter=exporter,
             model=self.code(model) if model is not None else "", keywords=keywords, keyword_texts=texts,
-            open_kwargs=any(kw.arg is None for kw in call.keywords),
+            open_kwargs=any(kw.arg is None for kw in call.keywords), torch_version=effective(self.torch_version),
         )
         if model is not None:
             site.root, site.why_unresolved, site.eval_mode = self.resolve_model(model, call.lineno, scope, module)
@@ -245,7 +245,7 @@ class _File:
 
     def _bind(self, call: ast.Call, func: str) -> dict[str, ast.expr]:
         bound: dict[str, ast.expr] = {}
-        names = _POSITIONAL[func]
+        names = POSITIONAL[func]
         for i, arg in enumerate(call.args):
             if isinstance(arg, ast.Starred):
                 break

@@ -6,7 +6,6 @@ import re
 from functools import lru_cache
 
 LATEST_KNOWN = "2.13"
-DYNAMO_DEFAULT_SINCE = (2, 9)  # torch.onnx.export(dynamo=True) is the default from torch 2.9
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -34,4 +33,7 @@ def effective(torch_version: str | None) -> str:
 
 
 def dynamo_default(torch_version: str | None) -> bool:
-    return parse_version(effective(torch_version)) >= DYNAMO_DEFAULT_SINCE
+    """``torch.onnx.export``'s ``dynamo=`` default in that torch (the measured table's answer)."""
+    from exportlint.data import dynamo_default as measured
+
+    return bool(measured(effective(torch_version)))

@@ -8,6 +8,7 @@ from exportlint.rules.control import (
 )
 from exportlint.rules.host import NumpyOnTensor, TensorItem, TensorToHost, TensorToScalar
 from exportlint.rules.misc import AutogradFunctionWithoutSymbolic, HardcodedDevice
+from exportlint.rules.onnx import OnnxUnsupportedOperator
 from exportlint.rules.shapes import (
     DataDependentOutputShape, DataDependentSlice, ShapeSpecialisation, SizeTensorConcat, TensorFromRuntimeValues,
     TensorSizeArg,
@@ -31,6 +32,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     HardcodedDevice,
     ExportModeBranch,
     AutogradFunctionWithoutSymbolic,
+    OnnxUnsupportedOperator,
 )
 
 __all__ = ["ALL_RULES", "Finding", "Rule", "RuleContext"]

@@ -360,3 +360,30 @@ def test_changing_the_export_script_invalidates_the_models_cached_results(tmp_pa
     second = {d.line for r in lint_paths([str(tmp_path)], Settings(root=tmp_path, cache_dir=tmp_path / "cache"))
               for d in r.diagnostics}
     assert 21 not in first and 21 in second
+
+
+def test_with_declared_dims_the_dims_layers_fix_are_static(tmp_path):
+    write(tmp_path, {"m.py": """
+        import torch
+        from torch import nn
+        from torch.export import Dim
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                B, C, H, W = self.conv(x).shape
+                heads = int(C / 2)
+                t = self.fc(x.flatten(2).transpose(1, 2))
+                scale = float(t.size(-1)) ** -0.5
+                return t * scale * heads * int(H)
+
+        torch.export.export(Net().eval(), (torch.randn(2, 3, 16, 16),), dynamic_shapes={"x": {2: Dim("h")}})
+        """})
+    found = {(line, code) for _, line, code, _ in findings(tmp_path)}
+    assert (13, "EXL042") not in found  # channels of a conv's output
+    assert (15, "EXL042") not in found  # features of a linear layer's output
+    assert (16, "EXL042") in found  # H derives from the declared dynamic height

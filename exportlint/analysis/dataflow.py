@@ -141,6 +141,9 @@ class Interpreter:
         # The root whose forward is being entered, and its declared dynamic dims (None: all dynamic).
         self.entry_fn: cst.CSTNode | None = None
         self.entry_dims: dict[str, tuple[int | None, frozenset[int]]] | None = None
+        # The export context declares dynamic dims: a dim is dynamic only when derived from one of
+        # them, so the dims that layers fix (channels, features) are static.
+        self.declared = plan is not None and bool(plan.dims)
         self.memo: dict[tuple, Val] = {}
         self.active: set[tuple] = set()
         self.depth = 0
@@ -447,10 +450,10 @@ class Interpreter:
                     continue
                 if value.items is not None and len(value.items) == len(elements):
                     part = value.items[i]
-                elif value.has("shape_seq") and _declared_dims(value) is not None and not any(
+                elif value.has("shape_seq") and any(t.startswith(("dims:", "fixed:")) for t in value.tags) and not any(
                     isinstance(e, cst.StarredElement) for e in elements
                 ):
-                    part = _declared_axis(value, i) or _element(value)  # `B, C, H, W = x.shape`: dim i
+                    part = _declared_axis(value, i, len(elements)) or _element(value)  # `B, C, H, W = x.shape`: dim i
                 elif value.has("static_tail") and i > 0:
                     part = const()
                 else:
@@ -924,7 +927,8 @@ class Interpreter:
         if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
             self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
         if module.has("tensor_module"):
-            return kind(TENSOR, prov=prov)
+            fixed = _layer_fixed_axis(module.ref.qual) if isinstance(module.ref, LibraryModule) and self.declared else None
+            return kind(TENSOR, *((f"fixed:{fixed}",) if fixed is not None else ()), prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
             found = cls.find_method("forward") if not _forward_replaced(cls) else None
@@ -1273,7 +1277,7 @@ class Interpreter:
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random"}
         if name in _AXES_KEEPING:
-            keep |= {t for t in receiver.tags if t.startswith("dims:")}  # x.float(): the same dims
+            keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:"))}  # x.float(): the same dims
         if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
             v.kinds <= {CONST, NONE} for v in args.positional[1:]
         ):
@@ -1611,6 +1615,20 @@ def _with_declared_dims(v: Val, dims: tuple[int | None, frozenset[int]] | None) 
     return v.with_(tags=(v.tags - {"maybe_tuple"}) | {tag})
 
 
+# torch.nn layers whose output has a dim fixed by the layer's own configuration.
+_CHANNEL_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm1d",
+                   "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+                   "SyncBatchNorm")
+_FEATURE_LAYERS = ("Linear", "LayerNorm", "Embedding", "RMSNorm", "Bilinear", "LazyLinear")
+
+
+def _layer_fixed_axis(qual: str) -> int | None:
+    """The output dim a torch.nn layer fixes: channels (dim 1) of a conv or norm, features (the last
+    dim) of a linear, layer norm or embedding."""
+    name = qual.rsplit(".", 1)[-1]
+    return 1 if name in _CHANNEL_LAYERS else -1 if name in _FEATURE_LAYERS else None
+
+
 def _declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
     for tag in t.tags:
         if tag.startswith("dims:"):
@@ -1619,9 +1637,15 @@ def _declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
     return None
 
 
-def _declared_axis(t: Val, axis: int | None) -> Val | None:
+def _declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | None:
     """``t.shape[axis]`` of a tensor with declared dims: a constant for a static dim, a shape
-    marked ``declared_dim`` for a dynamic one; None when the declaration does not say."""
+    marked ``declared_dim`` for a dynamic one; a constant for a dim a layer fixed (``fixed:1`` after a
+    conv, ``fixed:-1`` after a linear layer; ``count``: the number of dims unpacked, if known); None
+    when nothing says."""
+    if axis is not None:
+        fixed = {int(tag[6:]) for tag in t.tags if tag.startswith("fixed:")}
+        if axis in fixed or (count is not None and axis - count in fixed):
+            return const()
     declared = _declared_dims(t)
     if declared is None or axis is None:
         return None
@@ -1643,7 +1667,7 @@ def _shape_seq(t: Val) -> Val:
     k = _size_kind(t)
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
-    tags += tuple(x for x in t.tags if x.startswith("dims:"))
+    tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:")))
     return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 

@@ -7,8 +7,6 @@ importing torch, handed to pool workers, and folded into cache keys (:meth:`Expo
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,6 +217,9 @@ class ExportContext:
 
     def key(self) -> str:
         """A fingerprint of everything the analysis reads from the context (for cache keys)."""
+        import hashlib
+        import json
+
         if not self.restricts:
             return ""
         data = [

@@ -8,6 +8,8 @@ document that was never opened; the framing recovers after a lying ``Content-Len
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,23 @@ def test_framing_recovers_after_a_lying_content_length(client: LspClient, worksp
     write(header[9:], body)
     assert client.reply(7)["result"] is None
     assert client.exit() == 0
+
+
+def test_notifications_about_an_unopened_document_are_ignored(client: LspClient, workspace: Path) -> None:
+    client.initialize(workspace)
+    uri = (workspace / "never-opened.py").as_uri()
+    client.change(uri, MODEL, version=2)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.request("textDocument/hover", hover_params(uri)) is None
+    assert [m for m in client.backlog if m.get("method") == "window/showMessage"] == []
+    assert client.exit() == 0
+
+
+def test_log_file_in_a_missing_directory_is_a_one_line_error(workspace: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "exportlint", "lsp", "--log-file", str(workspace / "no" / "log.txt")],
+                          cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("exportlint lsp: error: cannot write the log file: ") and "no/log.txt" in line
+    assert "internal error" not in line

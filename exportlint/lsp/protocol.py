@@ -10,6 +10,8 @@ does not allow; :class:`ExportlintProtocol` checks each message before pygls see
 * a request before ``initialize``: ``ServerNotInitialized`` (-32002); notifications then are
   dropped, except ``exit``; a second ``initialize``: ``InvalidRequest``;
 * a request after ``shutdown``: ``InvalidRequest``; notifications other than ``exit`` are dropped;
+* ``didChange`` / ``didSave`` / ``didClose`` of a document that is not open: dropped with a
+  warning in the log (pygls would show the client a ``KeyError``);
 * an error response never carries a Python traceback (pygls puts one in ``error.data``).
 
 :func:`serve` is the stdio loop: a reader thread feeds :class:`~exportlint.lsp.framing.FrameReader`
@@ -26,6 +28,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from threading import Event
 from typing import Any, BinaryIO
+from urllib.parse import unquote
 
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
@@ -48,6 +51,7 @@ logger = logging.getLogger("exportlint.lsp")
 # The id of a request whose body is cut short: a top-level "id" among the leading members.
 _LEADING_ID = re.compile(rb'\A\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,)*\s*"id"\s*:\s*(-?\d+|"[^"\\]*")')
 _SNAKE = re.compile(r"_([a-z])")
+_ABOUT_AN_OPEN_DOCUMENT = {types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_SAVE, types.TEXT_DOCUMENT_DID_CLOSE}
 
 
 def leading_id(body: bytes) -> int | str | None:
@@ -89,6 +93,8 @@ class ExportlintProtocol(LanguageServerProtocol):
             return
         try:
             self.handle_data(data)
+        except BrokenPipeError:
+            raise  # the client is gone: the session ends
         except Exception as exc:  # a pygls bug must not end the session
             logger.error("could not handle a message: %s: %s", type(exc).__name__, exc)
 
@@ -127,9 +133,15 @@ class ExportlintProtocol(LanguageServerProtocol):
             kind = "notification" if is_request else "request"
             self.reply_error(msg_id, JsonRpcInvalidRequest(f"Invalid request: {method} is a {kind}"))
             return
+        if method in _ABOUT_AN_OPEN_DOCUMENT and not self._is_open(message.params.text_document.uri):
+            logger.warning("ignored %s for %s: the document is not open", method, message.params.text_document.uri)
+            return
         if method == types.INITIALIZE:
             self.initialize_seen = True
         self.handle_message(message)
+
+    def _is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents
 
     # -- the rules ---------------------------------------------------------------------------
 

@@ -76,7 +76,7 @@ class ExportlintServer(LanguageServer):
         super().__init__("exportlint", __version__, protocol_cls=ExportlintProtocol, max_workers=2)
         self.converter = default_converter()
         self.debounce = DEFAULT_DEBOUNCE_MS / 1000
-        self.lints = LintScheduler(self.snapshot, self.run_lint, self.lint_done, lambda: self.thread_pool)
+        self.lints = LintScheduler(self.snapshot, self.lint, self.lint_done, lambda: self.thread_pool)
         # uri -> the diagnostics last published for it, and the version they are for
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.published_version: dict[str, int | None] = {}
@@ -103,15 +103,15 @@ class ExportlintServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
             return Settings(root=Path(self.workspace.root_path or os.getcwd()))
 
-    def lint(self, uri: str, path: str, text: str, settings: Settings) -> list[dict[str, Any]]:
-        """LSP diagnostics (JSON shapes) for ``text``; never raises.  Runs in a worker thread."""
-        text = _LONE_SURROGATE.sub("\ufffd", text)  # JSON may carry them; no codec accepts them
+    def lint(self, job: LintJob) -> list[dict[str, Any]]:
+        """LSP diagnostics (JSON shapes) for the job's text; never raises.  Runs in a worker thread."""
+        text = _LONE_SURROGATE.sub("\ufffd", job.text)  # JSON may carry them; no codec accepts them
         lines = split_lines(text)
         try:
-            report = lint_text(text, path, settings)
-            return [to_lsp_diagnostic(d, uri, lines, self.encoding) for d in report.diagnostics]
+            report = lint_text(text, job.path, job.settings)
+            return [to_lsp_diagnostic(d, job.uri, lines, self.encoding) for d in report.diagnostics]
         except Exception as exc:  # an analyzer bug must not take the editor's linting down
-            logger.warning("linting %s failed: %s: %s", path, type(exc).__name__, exc)
+            logger.warning("linting %s failed: %s: %s", job.path, type(exc).__name__, exc)
             return [internal_error(f"{type(exc).__name__}: {exc}")]
 
     def snapshot(self, uri: str) -> LintJob | None:
@@ -121,9 +121,6 @@ class ExportlintServer(LanguageServer):
             return None
         path = uri_to_path(uri, self.workspace.root_path)
         return LintJob(uri, document.version, path, document.source, self.settings_for(path))
-
-    def run_lint(self, job: LintJob) -> list[dict[str, Any]]:
-        return self.lint(job.uri, job.path, job.text, job.settings)
 
     def lint_done(self, uri: str, job: LintJob, found: list[dict[str, Any]]) -> None:
         self.publish(uri, [self.converter.structure(d, types.Diagnostic) for d in found], job.version)

@@ -30,6 +30,7 @@ _HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNOR
 # The start of the next message's header inside a body.
 _NEXT_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n", re.IGNORECASE)
 CHUNK = 65536
+_LONGEST_HEADER = 64  # a header cut by a piece's end is found again when the rest arrives
 
 
 class FrameReader:
@@ -82,9 +83,11 @@ class FrameReader:
                 logger.warning("skipped a line that is not a message header (%d bytes)", len(line))
 
     def _body(self, length: int) -> bytes:
+        scanned = 0  # a body arriving in many pieces is scanned once, not once per piece
         while len(self._buffer) < length:
-            end = _json_end(self._buffer) if self._buffer.rstrip().endswith(b"}") else None
-            cut = _next_header_at(self._buffer)
+            cut = _next_header_at(self._buffer, max(0, scanned - _LONGEST_HEADER))
+            scanned = len(self._buffer)
+            end = _json_end(self._buffer) if _ends_with_brace(self._buffer) else None
             if end is not None or cut is not None:  # the message is complete: the length lies
                 return self._short_body(length, end if end is not None else cut)
             if not self._fill():
@@ -103,9 +106,16 @@ class FrameReader:
         return self._take(size)
 
 
-def _next_header_at(data: bytes | bytearray) -> int | None:
-    found = _NEXT_HEADER.search(data)
+def _next_header_at(data: bytes | bytearray, start: int = 0) -> int | None:
+    found = _NEXT_HEADER.search(data, start)
     return None if found is None else found.start()
+
+
+def _ends_with_brace(data: bytes | bytearray) -> bool:
+    at = len(data) - 1
+    while at >= 0 and data[at] in b" \t\r\n":
+        at -= 1
+    return at >= 0 and data[at] == ord("}")
 
 
 def _is_json(data: bytes | bytearray) -> bool:

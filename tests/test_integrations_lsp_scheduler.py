@@ -7,6 +7,7 @@ progress, then one lint of the latest text, whatever the number of edits in betw
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -130,6 +131,49 @@ def test_a_burst_of_edits_ends_with_the_diagnostics_of_the_last_version(tmp_path
         versions = [m["params"]["version"] for m in client.backlog
                     if m.get("method") == "textDocument/publishDiagnostics"]
         assert versions == sorted(versions) and all(v < last for v in versions)  # never a stale one after
+        assert client.exit() == 0
+    finally:
+        client.kill()
+    assert "Traceback" not in client.stderr, client.stderr
+
+
+# The server, with every lint held until the file named by argv[1] exists.
+HOLD_LINTS = '''
+import os, sys, time
+from exportlint.lsp import server
+
+real = server.lint_text
+
+def lint_text(text, path, settings):
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.01)
+    return real(text, path, settings)
+
+server.lint_text = lint_text
+sys.exit(server.main([]))
+'''
+
+
+@pytest.mark.slow
+def test_requests_are_answered_while_lints_run(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    release = tmp_path / "release"
+    client = LspClient(tmp_path, [sys.executable, "-c", HOLD_LINTS, str(release)])
+    try:
+        client.initialize(tmp_path)
+        uris = [(tmp_path / f"model{i}.py").as_uri() for i in range(3)]
+        for uri in uris:  # more held lints than the server has worker threads
+            client.open(uri, MODEL)
+        assert client.request("textDocument/hover", {"textDocument": {"uri": uris[0]},
+                                                     "position": {"line": 0, "character": 0}}) is None
+        assert client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uris[1]}, "range": {"start": {"line": 6, "character": 0},
+                                                        "end": {"line": 6, "character": 0}},
+            "context": {"diagnostics": []}}) == []
+        assert not [m for m in client.backlog if m.get("method") == "textDocument/publishDiagnostics"]
+        release.touch()
+        for uri in uris:
+            assert "EXL001" in {d["code"] for d in client.diagnostics(uri)}
         assert client.exit() == 0
     finally:
         client.kill()

@@ -80,7 +80,9 @@ class ExportlintProtocol(LanguageServerProtocol):
     # -- entry point -------------------------------------------------------------------------
 
     def handle_body(self, body: bytes) -> None:
-        """One message body off the wire: answered (or dropped) per the specification; never raises."""
+        """One message body off the wire: answered (or dropped) per the specification.
+
+        Raises only ``BrokenPipeError`` (the client is gone)."""
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -113,7 +115,7 @@ class ExportlintProtocol(LanguageServerProtocol):
             self.reply_error(msg_id if _is_id(msg_id) else None,
                              JsonRpcInvalidRequest("Invalid request: bad method or id"))
             return
-        refusal = self.refusal(method, is_request)
+        refusal = self.refusal(method)
         if refusal is not None:
             if is_request:
                 self.reply_error(msg_id, refusal)
@@ -145,7 +147,7 @@ class ExportlintProtocol(LanguageServerProtocol):
 
     # -- the rules ---------------------------------------------------------------------------
 
-    def refusal(self, method: str, is_request: bool) -> JsonRpcException | None:
+    def refusal(self, method: str) -> JsonRpcException | None:
         """Why a message must not be handled now, or None."""
         if method == types.EXIT:
             return None

@@ -2,8 +2,9 @@
 
 The framing (``Content-Length`` header, blank line, UTF-8 JSON body) is written by hand on
 purpose: the server is tested against the wire protocol, not against pygls's own client.
-Used by the language-server tests and by ``benchmarks/bench_lsp.py``.  Every wait has a
-timeout, so a hung server fails fast instead of hanging the run.
+Used by the language-server tests (which import its ``workspace`` and ``client`` fixtures) and by
+``benchmarks/bench_lsp.py``.  Every wait has a timeout, so a hung server fails fast instead of
+hanging the run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 DEFAULT_TIMEOUT = 30.0
 
 
@@ -25,10 +28,10 @@ class ServerGone(AssertionError):
 
 
 class LspClient:
-    def __init__(self, cwd: Path, args: list[str] | None = None):
+    def __init__(self, cwd: Path, args: list[str] | None = None, env: dict[str, str] | None = None):
         self.proc = subprocess.Popen(
             args or [sys.executable, "-m", "exportlint", "lsp"],
-            cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.backlog: list[dict[str, Any]] = []  # received, not yet consumed by a wait
@@ -66,11 +69,22 @@ class LspClient:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"method": method, "params": params})
 
-    def request(self, method: str, params: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    def next_id(self) -> int:
         self._next_id += 1
-        msg_id = self._next_id
+        return self._next_id
+
+    def reply(self, msg_id: Any, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        """The response (result or error) to the request ``msg_id``."""
+        return self.wait(lambda m: "id" in m and m["id"] == msg_id and "method" not in m, timeout, f"reply to {msg_id!r}")
+
+    def call(self, method: str, params: Any = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        """Send a request; its whole response message (``result`` or ``error``)."""
+        msg_id = self.next_id()
         self.send({"id": msg_id, "method": method, "params": params})
-        reply = self.wait(lambda m: m.get("id") == msg_id and "method" not in m, timeout, f"reply to {method}")
+        return self.reply(msg_id, timeout)
+
+    def request(self, method: str, params: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        reply = self.call(method, params, timeout)
         if "error" in reply:
             raise AssertionError(f"{method} failed: {reply['error']}")
         return reply.get("result")
@@ -148,3 +162,17 @@ class LspClient:
                 stream.close()
             except (BrokenPipeError, OSError):
                 pass
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    return tmp_path
+
+
+@pytest.fixture
+def client(workspace: Path):
+    c = LspClient(workspace)
+    yield c
+    c.kill()
+    assert "Traceback" not in c.stderr, c.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from exportlint.catalogue import CATALOGUE, doc_path
-from integrations_lsp_client import LspClient
+from integrations_lsp_client import LspClient, client, workspace  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 
@@ -54,20 +54,6 @@ def apply_edit(text: str, edit: dict) -> str:
     after = encoded[2 * end["character"]:].decode("utf-16-le")
     lines[start["line"]] = before + edit["newText"] + after
     return "\n".join(lines)
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
-    return tmp_path
-
-
-@pytest.fixture
-def client(workspace: Path):
-    c = LspClient(workspace)
-    yield c
-    c.kill()
-    assert "Traceback" not in c.stderr, c.stderr
 
 
 def test_editor_session(client: LspClient, workspace: Path) -> None:

@@ -2,65 +2,53 @@
 
 * Diagnostics for the unsaved buffer on ``didOpen``/``didSave`` (at once) and ``didChange``
   (debounced, ``initializationOptions.debounceMs``, default 200 ms), linted with the
-  ``[tool.exportlint]`` of the file's nearest ``pyproject.toml`` (re-read every time).
-* Quick fixes (``textDocument/codeAction``): the rule's fix when it has edits, and a
-  ``# noqa: CODE`` suppression merged into the line's existing comment.
-* Hover over a diagnostic: the rule's documentation.
+  ``[tool.exportlint]`` of the file's nearest ``pyproject.toml`` (re-read every time).  One lint
+  at a time per document; edits during a lint supersede each other (:mod:`.scheduler`).
+* Code actions (``textDocument/codeAction``) for every diagnostic on the requested lines: the
+  rule's fix when it has edits, a ``# noqa: CODE`` suppression merged into the line's existing
+  comment, and ``source.fixAll.exportlint`` (every safe fix at once).
+* Hover over a diagnostic: the rule's documentation, as markdown or plain text (the client's
+  ``hover.contentFormat``).
 
-Bad input never kills the server and never prints a traceback: a file that does not parse is
-EXL900 from the engine, an analyzer crash becomes an EXL901 diagnostic, undecodable bytes are
-replaced, a closed pipe or malformed JSON-RPC is logged in one line.
+Every request is answered as the specification says (:mod:`.protocol`), framing errors are
+recovered (:mod:`.framing`).  Bad input never kills the server and never prints a traceback: a
+file that does not parse is EXL900 from the engine, an analyzer crash becomes an EXL901
+diagnostic, undecodable bytes are replaced, a closed pipe is logged in one line.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import logging
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from exportlint import __version__
 from exportlint.catalogue import lookup
 from exportlint.config import ConfigError, Settings, load_settings
 from exportlint.lsp.actions import noqa_edit
+from exportlint.lsp.features import FIX_ALL, fix_of, hover_text, markup_kind, on_lines, safe_fix_edits, wants
+from exportlint.lsp.protocol import ExportlintProtocol, serve
+from exportlint.lsp.scheduler import LintScheduler
 from exportlint.files import split_lines
 from exportlint.reporters.lsp import SOURCE, to_lsp_diagnostic
-from exportlint.reporters.sarif import rule_doc
 from exportlint.runner import lint_text
 
 logger = logging.getLogger("exportlint.lsp")
 DEFAULT_DEBOUNCE_MS = 200
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class SafeStdin:
-    """stdin for pygls's reader: a message body with invalid UTF-8 is repaired, not dropped."""
-
-    def __init__(self, stream: BinaryIO):
-        self._stream = stream
-
-    def readline(self) -> bytes:
-        return self._stream.readline()
-
-    def read(self, size: int) -> bytes:
-        data = self._stream.read(size)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            logger.warning("message is not valid UTF-8 (%s); undecodable bytes replaced by U+FFFD", exc.reason)
-            data = data.decode("utf-8", "replace").encode("utf-8")
-        return data
 
 
 def uri_to_path(uri: str, root: str | None) -> str:
@@ -72,16 +60,32 @@ def uri_to_path(uri: str, root: str | None) -> str:
     return str(Path(root or os.getcwd()) / (name if name.endswith((".py", ".pyi")) else f"{name}.py"))
 
 
+@dataclass
+class LintJob:
+    """A document as it was when its lint started."""
+
+    uri: str
+    version: int | None
+    path: str
+    text: str
+    settings: Settings
+
+
 class ExportlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("exportlint", __version__, max_workers=2)
+        super().__init__("exportlint", __version__, protocol_cls=ExportlintProtocol, max_workers=2)
         self.converter = default_converter()
         self.debounce = DEFAULT_DEBOUNCE_MS / 1000
-        self.pending: dict[str, asyncio.Task] = {}
-        # uri -> the diagnostics last published for it (code actions and hover read these)
+        self.lints = LintScheduler(self.snapshot, self.lint, self.lint_done, lambda: self.thread_pool)
+        # uri -> the diagnostics last published for it, and the version they are for
         self.published: dict[str, list[types.Diagnostic]] = {}
+        self.published_version: dict[str, int | None] = {}
         self.shutdown_requested = False
         self._config_errors: set[str] = set()
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The document the client opened, or None (pygls would read an unopened one from disk)."""
+        return self.workspace.text_documents.get(unquote(uri))
 
     @property
     def encoding(self) -> str:
@@ -99,49 +103,39 @@ class ExportlintServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
             return Settings(root=Path(self.workspace.root_path or os.getcwd()))
 
-    def lint(self, uri: str, path: str, text: str, settings: Settings) -> list[dict[str, Any]]:
-        """LSP diagnostics (JSON shapes) for ``text``; never raises.  Runs in a worker thread."""
-        text = _LONE_SURROGATE.sub("\ufffd", text)  # JSON may carry them; no codec accepts them
+    def lint(self, job: LintJob) -> list[dict[str, Any]]:
+        """LSP diagnostics (JSON shapes) for the job's text; never raises.  Runs in a worker thread."""
+        text = _LONE_SURROGATE.sub("\ufffd", job.text)  # JSON may carry them; no codec accepts them
         lines = split_lines(text)
         try:
-            report = lint_text(text, path, settings)
-            return [to_lsp_diagnostic(d, uri, lines, self.encoding) for d in report.diagnostics]
+            report = lint_text(text, job.path, job.settings)
+            return [to_lsp_diagnostic(d, job.uri, lines, self.encoding) for d in report.diagnostics]
         except Exception as exc:  # an analyzer bug must not take the editor's linting down
-            logger.warning("linting %s failed: %s: %s", path, type(exc).__name__, exc)
+            logger.warning("linting %s failed: %s: %s", job.path, type(exc).__name__, exc)
             return [internal_error(f"{type(exc).__name__}: {exc}")]
 
-    def schedule(self, uri: str, delay: float) -> None:
-        """(Re-)lint ``uri`` after ``delay`` seconds, superseding a lint not yet published."""
-        previous = self.pending.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
-        self.pending[uri] = asyncio.ensure_future(self._lint_later(uri, delay))
-
-    async def _lint_later(self, uri: str, delay: float) -> None:
-        await asyncio.sleep(delay)
-        document = self.workspace.get_text_document(uri)
-        version, text = document.version, document.source
+    def snapshot(self, uri: str) -> LintJob | None:
+        """What to lint for ``uri`` now (on the event loop: reading the settings may message the client)."""
+        document = self.open_document(uri)
+        if document is None:
+            return None
         path = uri_to_path(uri, self.workspace.root_path)
-        settings = self.settings_for(path)  # here, not in the worker: it may message the client
-        loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(self.thread_pool, self.lint, uri, path, text, settings)
-        if self.workspace.get_text_document(uri).version != version:
-            return  # edited meanwhile: a newer lint is scheduled
-        if self.pending.get(uri) is asyncio.current_task():
-            del self.pending[uri]
-        self.publish(uri, [self.converter.structure(d, types.Diagnostic) for d in found], version)
+        return LintJob(uri, document.version, path, document.source, self.settings_for(path))
+
+    def lint_done(self, uri: str, job: LintJob, found: list[dict[str, Any]]) -> None:
+        self.publish(uri, [self.converter.structure(d, types.Diagnostic) for d in found], job.version)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
         self.published[uri] = diagnostics
+        self.published_version[uri] = version
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
 
     def forget(self, uri: str) -> None:
-        task = self.pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        self.lints.forget(uri)
         self.published.pop(uri, None)
+        self.published_version.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def overlapping(self, uri: str, area: types.Range) -> list[types.Diagnostic]:
@@ -182,17 +176,17 @@ def initialize(ls: ExportlintServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: ExportlintServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    ls.lints.request(params.text_document.uri, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ExportlintServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, ls.debounce)
+    ls.lints.request(params.text_document.uri, ls.debounce)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: ExportlintServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    ls.lints.request(params.text_document.uri, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -201,8 +195,8 @@ def did_close(ls: ExportlintServer, params: types.DidCloseTextDocumentParams) ->
 
 
 def _fix_action(uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
-    fix = diag.data.get("fix") if isinstance(diag.data, dict) else None
-    if not fix or not fix.get("edits"):
+    fix = fix_of(diag)
+    if fix is None:
         return None
     edits = [server.converter.structure(e, types.TextEdit) for e in fix["edits"]]
     return types.CodeAction(
@@ -226,28 +220,43 @@ def _noqa_action(uri: str, lines: list[str], diag: types.Diagnostic, encoding: s
     )
 
 
+def _fix_all_action(uri: str, diagnostics: list[types.Diagnostic]) -> types.CodeAction | None:
+    edits, fixed = safe_fix_edits(diagnostics)
+    if not edits:
+        return None
+    return types.CodeAction(
+        title=f"exportlint: apply {len(fixed)} safe fix{'es' if len(fixed) > 1 else ''}",
+        kind=FIX_ALL,
+        diagnostics=fixed,
+        edit=types.WorkspaceEdit(changes={uri: [server.converter.structure(e, types.TextEdit) for e in edits]}),
+    )
+
+
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
 )
 def code_action(ls: ExportlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes for the diagnostics on the requested lines; the fix-all action for the document.
+
+    Nothing for a document the client has not opened.  Fixes are offered only while the published
+    diagnostics are those of the document's current version (their edits' positions are).
+    """
     uri = params.text_document.uri
-    lines = split_lines(ls.workspace.get_text_document(uri).source)
-    actions = []
-    for diag in ls.overlapping(uri, params.range):
-        actions += [_fix_action(uri, diag), _noqa_action(uri, lines, diag, ls.encoding)]
+    document = ls.open_document(uri)
+    if document is None:
+        return []
+    published = ls.published.get(uri, [])
+    current = ls.published_version.get(uri) == document.version
+    only = params.context.only
+    actions: list[types.CodeAction | None] = []
+    if wants(only, types.CodeActionKind.QuickFix.value):
+        lines = split_lines(document.source)
+        for diag in on_lines(published, params.range):
+            actions += [_fix_action(uri, diag) if current else None, _noqa_action(uri, lines, diag, ls.encoding)]
+    if current and wants(only, FIX_ALL):
+        actions.append(_fix_all_action(uri, published))
     return [a for a in actions if a is not None]
-
-
-def hover_markdown(diag: types.Diagnostic) -> str:
-    data = diag.data if isinstance(diag.data, dict) else {}
-    rule = lookup(str(diag.code))
-    parts = [f"**{diag.code}** `{data.get('name', '')}`: {diag.message}"]
-    if data.get("hint"):
-        parts.append(f"**Hint:** {data['hint']}")
-    if rule is not None:
-        parts.append(rule_doc(rule))
-    return "\n\n".join(parts)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -256,9 +265,9 @@ def hover(ls: ExportlintServer, params: types.HoverParams) -> types.Hover | None
     found = ls.overlapping(params.text_document.uri, here)
     if not found:
         return None
-    text = "\n\n---\n\n".join(hover_markdown(d) for d in found)
+    kind = markup_kind(ls.client_capabilities)
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        contents=types.MarkupContent(kind=kind, value="\n\n---\n\n".join(hover_text(d, kind) for d in found)),
         range=found[0].range,
     )
 
@@ -312,8 +321,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Serve on stdin/stdout until the client exits or closes the pipe."""
     args = parse_args(argv)
-    configure_logging(args.log_level, args.log_file)
-    server.start_io(SafeStdin(sys.stdin.buffer), sys.stdout.buffer)
+    try:
+        configure_logging(args.log_level, args.log_file)
+    except OSError as exc:
+        print(f"exportlint lsp: error: cannot write the log file: {exc}", file=sys.stderr)
+        return 2
+    serve(server, sys.stdin.buffer, sys.stdout.buffer)
     logger.info("client closed the connection; exiting")
     try:
         sys.stdout.flush()

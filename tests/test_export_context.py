@@ -387,3 +387,17 @@ def test_with_declared_dims_the_dims_layers_fix_are_static(tmp_path):
     assert (13, "EXL042") not in found  # channels of a conv's output
     assert (15, "EXL042") not in found  # features of a linear layer's output
     assert (16, "EXL042") in found  # H derives from the declared dynamic height
+
+
+def test_spec_of_an_export_call_uses_its_root_and_example_and_says_why_it_cannot(tmp_path):
+    write(tmp_path, {"models.py": MODEL, "export.py": """
+        import torch
+        from models import Net
+        torch.jit.trace(Net().eval(), torch.randn(4, 3, 32, 48))
+        """})
+    run = lambda target: subprocess.run([sys.executable, "-m", "exportlint", "spec", target], cwd=tmp_path,
+                                        capture_output=True, text=True)
+    out = run("export.py:3")
+    assert out.returncode == 0 and "torch.randn(4, 3, 32, 48)" in out.stdout and "Net(...)" in out.stdout
+    bad = run("export.py:1")
+    assert bad.returncode == 2 and "no export call starts on that line" in bad.stderr and "Traceback" not in bad.stderr

@@ -14,6 +14,7 @@ a multiple of the patch size when ``forward`` divides or checks them by a litera
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,16 +59,23 @@ def spec_command(argv: list[str]) -> int:
     _common(p)
     args = p.parse_args(argv)
     target, sep, name = args.root.rpartition(":")
-    if not sep or not name.isidentifier():
-        raise CommandError(f"spec {args.root!r}: expected FILE:Class or module:Class")
-    paths = args.paths or ([target] if target.endswith(".py") else ["."])
-    overrides: dict[str, Any] = {"export": {"roots": [args.root]}}
+    if not sep or not (name.isidentifier() or name.isdigit()):
+        raise CommandError(f"spec {args.root!r}: expected FILE:Class, module:Class or FILE:LINE (an export call)")
+    paths = args.paths or ["."]
+    overrides: dict[str, Any] = {"export": {"roots": [args.root]}} if name.isidentifier() else {}
     if args.torch_version:
-        overrides["export"]["torch-version"] = args.torch_version
+        overrides.setdefault("export", {})["torch-version"] = args.torch_version
     _, context, _ = _settings_and_context(paths, args.config, overrides)
-    declared = next(s for s in context.sites if s.declared)
-    sites = [s for s in context.sites if not s.declared and s.root is not None and s.root == declared.root]
-    print(render_spec(declared, sites))
+    if name.isdigit():  # an export call: its root
+        here = os.path.abspath(target)
+        root_site = next((s for s in context.sites if os.path.abspath(s.path) == here and s.span.line == int(name)), None)
+        if root_site is None or root_site.root is None:
+            why = root_site.why_unresolved if root_site is not None else "no export call starts on that line"
+            raise CommandError(f"spec {args.root!r}: {why} (see `exportlint sites`)")
+    else:
+        root_site = next(s for s in context.sites if s.declared)
+    sites = [s for s in context.sites if not s.declared and s.root is not None and s.root == root_site.root]
+    print(render_spec(root_site, sites))
     return 0
 
 
@@ -153,8 +161,20 @@ def _example(plan: InputPlan, shape: tuple[int | None, ...] | None, class_code: 
 def _first_conv_reach(class_code: str) -> int:
     """The first conv's largest kernel size or stride (1 without a literal one): an image smaller
     than twice that makes a later size 0 or 1, which torch.export specialises."""
-    m = re.search(r"Conv2d\(\s*\w+\s*,\s*\w+\s*,\s*(\d+)(?:\s*,\s*(\d+))?", class_code)
-    return max(int(m.group(1)), int(m.group(2) or 1)) if m else 1
+    m = re.search(r"Conv2d\(\s*[\w.]+\s*,\s*[\w.]+\s*,\s*([\w.]+)(?:\s*,\s*([\w.]+))?", class_code)
+    if not m:
+        return 1
+    sizes = [_int_of(g, class_code) for g in m.groups() if g]
+    return max([n for n in sizes if n is not None] or [1])
+
+
+def _int_of(text: str, class_code: str) -> int | None:
+    """A literal, or a name (``patch``, ``self.patch``) with a literal default in the class."""
+    if text.isdigit():
+        return int(text)
+    name = text.rsplit(".", 1)[-1]
+    m = re.search(rf"\b{re.escape(name)}\s*(?::\s*\w+\s*)?=\s*(\d+)\b", class_code)
+    return int(m.group(1)) if m else None
 
 
 def _fixed_size(class_code: str, rank: int | None) -> int:

@@ -414,7 +414,7 @@ def fake_dynamic(monkeypatch, error=None):
                              "max_abs_diff": None}
         clean = next(r for r in reports if r.path == "clean.py")
         clean.diagnostics.append(Diagnostic(
-            "clean.py", 1, 1, 1, 2, "EXL090", "export-failure", Severity.ERROR, Target.EXPORT,
+            "clean.py", 1, 1, 1, 2, "EXL090", "export-failure", Severity.ERROR, seen["options"]["target"],
             "torch.export failed here", "see the exporter's message"))
         return [{"model": "m", "exporter": "torch.export", "status": "failed"}]
 

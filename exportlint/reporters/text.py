@@ -14,6 +14,8 @@ markup.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width
 
 from __future__ import annotations
 
+from typing import Any
+
 import io
 from collections import Counter
 
@@ -79,13 +81,15 @@ def _dynamic_line(dynamic: dict) -> str:
     return head + tail
 
 
-def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None) -> None:
+def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None, target: Any = None) -> None:
+    """``target``: the run's; a finding judged under another target (an export call's exporter) says so."""
     style = _STYLE[d.severity]
     head = Text()
     head.append(f"{d.path}:{d.line}:{d.column}:", style="bold")
     head.append(" ")
     head.append(d.code, style=style)
-    head.append(f" [{d.severity.value}]", style=style)
+    other = f", {d.target.value}" if target is not None and d.target != target else ""
+    head.append(f" [{d.severity.value}{other}]", style=style)
     head.append(" ")
     head.append(d.message)
     if d.suppressed:
@@ -167,7 +171,7 @@ def render(reports: list[FileReport], ctx: RenderContext) -> str:
         return buffer.getvalue()
     for report in reports:
         for d in report.diagnostics:
-            _render_diagnostic(console, d, report.lines)
+            _render_diagnostic(console, d, report.lines, ctx.target)
             console.print()
     if ctx.statistics and found:
         _statistics(console, reports)

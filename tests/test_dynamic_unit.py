@@ -168,6 +168,21 @@ def test_failure_confirms_the_finding_and_its_provenance_source(model_file: Path
                      "seconds": 0.5, "max_abs_diff": None}]
 
 
+def test_a_line_that_runs_again_after_the_first_failure_never_passes(model_file: Path) -> None:
+    """A helper called before the failing line (where export got through) and again after it
+    (where it was never captured): not "passes" — the exporter stopped at the first failure."""
+    item = diag(model_file, 7, "EXL001", Severity.WARNING)
+    branch = diag(model_file, 9, "EXL020", provenance=(6, 7))
+    helper = diag(model_file, 8, "EXL020")
+    res = result(model_file, [outcome("torch.export", "failed", [[str(model_file), 9, "traceback"]])],
+                 [6, 7, 8, 9, 10])
+    res["executed"][str(model_file)][2].append(6)  # line 8: first run 2nd, last run 6th, after line 9
+    judge(model_file, [item, branch, helper], res)
+    assert branch.dynamic["status"] == "confirmed"
+    assert helper.dynamic["status"] == "not-verifiable" and helper.severity is Severity.ERROR
+    assert helper.dynamic["message"].startswith("after the first failure: torch.export failed at line 9")
+
+
 def test_failure_where_the_value_is_consumed_ties_the_assigning_finding(model_file: Path) -> None:
     item = diag(model_file, 7, "EXL001", Severity.WARNING)
     res = result(model_file, [outcome("torch.export", "failed", [[str(model_file), 11, "traceback"]])],
@@ -186,7 +201,7 @@ def test_unexplained_failure_becomes_exl090_and_later_lines_were_not_reached(mod
     assert len(new) == 1 and new[0].line == 8 and new[0].column == 9
     assert new[0].dynamic["status"] == "confirmed" and "onnx-dynamo failed: Err: boom" in new[0].message
     assert late.dynamic["status"] == "not-verifiable"
-    assert "failed earlier, at line 8" in late.dynamic["message"]
+    assert late.dynamic["message"].startswith("after the first failure: onnx-dynamo failed at line 8")
     assert late.severity is Severity.ERROR
 
 

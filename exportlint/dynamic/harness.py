@@ -441,25 +441,29 @@ def fresh_values(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 class LineRecorder:
-    """Which lines of the user files ran, in order of first execution (sys.settrace)."""
+    """Which lines of the user files ran: for each, the order of its first and of its last
+    execution (one counter over all line events, sys.settrace)."""
 
     def __init__(self, files: UserFiles) -> None:
         self.files = files
-        self.order: dict[str, dict[int, int]] = {}
+        self.first: dict[str, dict[int, int]] = {}
+        self.last: dict[str, dict[int, int]] = {}
         self._n = itertools.count()
 
     def _global(self, frame, event, arg):  # noqa: ANN001 (settrace signature)
         path = self.files.match(frame.f_code.co_filename)
         if path is None:
             return None
-        seen = self.order.setdefault(path, {})
+        first = self.first.setdefault(path, {})
+        last = self.last.setdefault(path, {})
 
         def local(frame, event, arg):  # noqa: ANN001
-            if event == "line" and frame.f_lineno not in seen:
-                seen[frame.f_lineno] = next(self._n)
+            if event == "line":
+                n = last[frame.f_lineno] = next(self._n)
+                first.setdefault(frame.f_lineno, n)
             return local
-        if frame.f_lineno not in seen:
-            seen[frame.f_lineno] = next(self._n)
+        n = last[frame.f_lineno] = next(self._n)
+        first.setdefault(frame.f_lineno, n)
         return local
 
     def __enter__(self) -> "LineRecorder":
@@ -470,8 +474,9 @@ class LineRecorder:
         sys.settrace(None)
 
     def to_json(self) -> dict[str, list[list[int]]]:
-        return {p: sorted(([ln, i] for ln, i in lines.items()), key=lambda x: x[1])
-                for p, lines in self.order.items()}
+        """{path: [[line, first, last], ...]} in order of first execution."""
+        return {p: sorted(([ln, i, self.last[p][ln]] for ln, i in lines.items()), key=lambda x: x[1])
+                for p, lines in self.first.items()}
 
 
 def run_eager(model: nn.Module, inputs: Inputs, what: str) -> Any:

@@ -230,8 +230,10 @@ class Judge:
 class _Run:
     def __init__(self, result: dict, file: str, scope: list[Diagnostic], sources: Sources) -> None:
         self.file = file
-        self.executed: dict[str, dict[int, int]] = {
-            real(p): {int(ln): int(i) for ln, i in pairs if ln > 0}
+        # {path: {line: (order of its first execution, of its last)}}
+        self.executed: dict[str, dict[int, tuple[int, int]]] = {
+            real(p): {int(ln): (int(i), int(rest[0]) if rest else int(i)) for ln, i, *rest in pairs
+                      if ln > 0}
             for p, pairs in (result.get("executed") or {}).items()}
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
@@ -258,9 +260,18 @@ class _Run:
         return [(real(p), int(ln)) for p, ln, *_ in o.get("implicated", [])]
 
     def order(self, d: Diagnostic) -> int | None:
+        """When the finding's lines first ran in the eager example run (None: never)."""
+        hits = self._runs(d)
+        return min(first for first, _ in hits) if hits else None
+
+    def last_run(self, d: Diagnostic) -> int | None:
+        """When the finding's lines last ran (a loop body or a helper called twice runs again)."""
+        hits = self._runs(d)
+        return max(last for _, last in hits) if hits else None
+
+    def _runs(self, d: Diagnostic) -> list[tuple[int, int]]:
         lines = self.executed.get(real(d.path), {})
-        hits = [lines[ln] for ln in range(d.line, d.end_line + 1) if ln in lines]
-        return min(hits) if hits else None
+        return [lines[ln] for ln in range(d.line, d.end_line + 1) if ln in lines]
 
     def judge(self, d: Diagnostic) -> Verdict | None:
         reached = self.order(d) is not None
@@ -282,21 +293,22 @@ class _Run:
             return Verdict("not-verifiable", unknown[0][0]["exporter"], unknown[0][1])
         passed = [o["exporter"] for o, (kind, _) in per if kind == "pass"]
         stopped = [why for _, (kind, why) in per if kind == "stopped"]
+        if stopped:  # an exporter stops at its first failure: what runs after it was never checked
+            text = _join_stopped(stopped)
+            text += f" (it ran under {', '.join(passed)} without problems)" if passed else ""
+            return Verdict("not-verifiable", None, text)
         if passed:
             text = f"ran under {', '.join(passed)} without problems"
-            text += f"; {_join_stopped(stopped)}" if stopped else ""
             if d.code in SHAPE_CODES and not self.resized:
                 text += (" with the example's sizes only (no dynamic dim declared: add "
                          "--dynamic-dim to check other sizes)")
             return Verdict("passes", passed[0], text)
-        if stopped:
-            return Verdict("not-verifiable", None, _join_stopped(stopped))
         return Verdict("not-verifiable", None, "no exporter could be run on this machine")
 
     def _classify(self, d: Diagnostic, o: dict, tied: set[int], warned: set[int]) -> tuple[str, Any]:
         """(kind, why) of one exporter for one finding; kind: pass, confirmed, diverges,
         unknown (a problem with no user line, or a TracerWarning: could be this one),
-        stopped (failed earlier; why = (exporter, failing line))."""
+        stopped (runs after the first failure; why = (exporter, failing line))."""
         if o["status"] == "ok" and id(d) in warned:
             return "unknown", (f"{o['exporter']} baked a value here ({_warning_text(d, o)}) but its "
                                "artifact matched eager on the second input, which may not take "
@@ -315,9 +327,9 @@ class _Run:
             return "unknown", f"{o['exporter']} {verb} without naming a line ({what}); this may be the cause"
         if not failed:
             return "pass", ""  # the divergence was located at other lines
-        first = sorted((self.executed[p][ln], ln) for p, ln in locs if ln in self.executed.get(p, {}))
+        first = sorted((self.executed[p][ln][0], ln) for p, ln in locs if ln in self.executed.get(p, {}))
         line = first[0][1] if first else locs[0][1]
-        if not first or (self.order(d) or 0) > first[0][0]:
+        if not first or (self.last_run(d) or 0) > first[0][0]:  # (also) runs after the failing line
             return "stopped", (o["exporter"], line)
         if tied:  # this line ran, and was captured, before a failure another finding explains
             return "pass", ""
@@ -354,12 +366,14 @@ def _provenance(d: Diagnostic) -> set[Loc]:
 
 
 def _join_stopped(stopped: list[tuple[str, int]]) -> str:
-    """"torch.export and onnx-dynamo failed earlier, at line 20, ..." from (exporter, line) pairs."""
+    """"after the first failure: torch.export and onnx-dynamo failed at line 20 ..." from
+    (exporter, line) pairs."""
     by_line: dict[int, list[str]] = {}
     for exporter, line in stopped:
         by_line.setdefault(line, []).append(exporter)
-    return "; ".join(f"{' and '.join(names)} failed earlier, at line {line}, before reaching this line"
-                     for line, names in by_line.items())
+    failed = "; ".join(f"{' and '.join(names)} failed at line {line}" for line, names in by_line.items())
+    return (f"after the first failure: {failed} and stopped there, and this line (also) runs after "
+            "that point; fix that failure and run again to check this line")
 
 
 def _exc_text(o: dict) -> str:

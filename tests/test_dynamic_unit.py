@@ -95,7 +95,16 @@ def test_exporters_follow_the_target() -> None:
     ({"inputs": ["1xA"]}, "input spec"),
     ({"model": "missing.py:build"}, "not found"),
     ({"exporters": ["jit.trace"]}, "not run for target export"),
-    ({"timeout": -1}, "positive"),
+    ({"timeout": -1}, "timeout must be a number > 0"),
+    ({"timeout": "nan"}, "timeout must be a number > 0, got 'nan'"),
+    ({"timeout": float("inf")}, "timeout must be"),
+    ({"timeout": 0}, "timeout must be"),
+    ({"atol": -1}, "atol must be a number >= 0, got -1"),
+    ({"rtol": float("nan")}, "rtol must be"),
+    ({"atol": "tight"}, "atol must be"),
+    ({"strict": "no"}, "strict must be true or false"),
+    ({"seed": 1.5}, "seed must be a whole number"),
+    ({"memory": "0"}, "too small"),
     ({"inputs": "1x3", "dynamic-dims": [3]}, "list of strings"),
 ])
 def test_bad_options_are_usage_errors(tmp_path: Path, config: dict, message: str) -> None:
@@ -311,3 +320,18 @@ def test_unwritable_summary_json_is_a_usage_error_before_running(tmp_path: Path)
     options = DynamicOptions(summary_json=str(tmp_path / "no" / "such" / "dir.json"))
     with pytest.raises(DynamicOptionsError, match="folder does not exist"):
         run_dynamic([], options, progress=False)
+
+
+@pytest.mark.parametrize("flag, value", [("--dynamic-timeout", "nan"), ("--dynamic-timeout", "-3"),
+                                         ("--dynamic-memory", "1K")])
+def test_bad_numbers_on_the_command_line_are_one_line_usage_errors(tmp_path: Path, flag: str,
+                                                                    value: str) -> None:
+    import subprocess
+
+    (tmp_path / "m.py").write_text(MODEL)
+    proc = subprocess.run([sys.executable, "-m", "exportlint", "--dynamic", flag, value, "m.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("exportlint: error: ")
+    assert repr(value) in proc.stderr or value in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

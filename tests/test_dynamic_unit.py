@@ -174,7 +174,7 @@ def test_failure_confirms_the_finding_and_its_provenance_source(model_file: Path
     assert sorted(d.code for d in report.diagnostics) == ["EXL001", "EXL020", "EXL051"]  # nothing new
     assert rows == [{"model": "Net() in m.py", "path": "m.py", "exporter": "torch.export",
                      "status": "failed", "phase": "export", "exception": "Err", "message": "boom",
-                     "seconds": 0.5, "max_abs_diff": None}]
+                     "seconds": 0.5, "max_abs_diff": None, "settings": None}]
 
 
 def test_a_line_that_runs_again_after_the_first_failure_never_passes(model_file: Path) -> None:
@@ -335,3 +335,26 @@ def test_bad_numbers_on_the_command_line_are_one_line_usage_errors(tmp_path: Pat
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("exportlint: error: ")
     assert repr(value) in proc.stderr or value in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("message, line", [
+    ("Tracing failed sanity checks!\nERROR: Graphs differed across invocations!\n\tGraph diff:",
+     "ERROR: Graphs differed across invocations!"),
+    ("\x1b[1mFailed to export the model with torch.export. \x1b[96mThis is step 1/3\x1b[0m of exporting "
+     "the model to ONNX. Next steps:\n- Modify the model code", "Modify the model code"),
+    ("Constraints violated (batch)! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+     "  - Not all values of batch = L['x'].size()[0] are valid because batch was inferred to be "
+     "a constant (2).", "Not all values of batch = L['x'].size()[0] are valid because batch was "
+     "inferred to be a constant (2)."),
+    ("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the "
+     "following indices\n index: 0 Got: 4 Expected: 2\n Please fix either the inputs/shapes or the model.",
+     "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the "
+     "following indices index: 0 Got: 4 Expected: 2"),
+    ("Could not guard on data-dependent expression Eq(u0, 0)\n\nCaused by: ...", 
+     "Could not guard on data-dependent expression Eq(u0, 0)"),
+    ("", ""),
+])
+def test_the_message_keeps_the_line_that_says_what_failed(message: str, line: str) -> None:
+    from exportlint.dynamic.locate import key_line
+
+    assert key_line(RuntimeError(message)) == line

@@ -23,7 +23,7 @@ from torch import nn
 
 from exportlint.dynamic.harness import Inputs, is_out_of_memory, leaves
 from exportlint.dynamic.locate import (
-    UserFiles, failure_points, first_line, message_locations, root_cause, strip_ansi,
+    UserFiles, failure_points, key_line, message_locations, root_cause, strip_ansi,
     tracer_warnings,
 )
 
@@ -45,6 +45,7 @@ class Context:
     workdir: Path
     atol: float
     rtol: float
+    containers: str | None = None  # "a dict" / "a list" when forward returns one (jit.trace's strict)
 
 
 class _Failed(Exception):
@@ -58,7 +59,7 @@ def run(exporter: str, ctx: Context) -> dict:
     fn = _RUNNERS[exporter]
     out: dict[str, Any] = {"exporter": exporter, "status": "ok", "phase": None, "exception": None,
                            "message": None, "detail": None, "max_abs_diff": None, "points": [],
-                           "implicated": [], "warnings": []}
+                           "implicated": [], "warnings": [], "settings": None}
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
@@ -81,7 +82,7 @@ def _record_failure(out: dict, phase: str, exc: BaseException, files: UserFiles)
         "unavailable" if phase == "probe" or missing else "failed")
     out["phase"] = phase
     out["exception"] = type(cause).__name__
-    out["message"] = first_line(cause)
+    out["message"] = key_line(cause)
     out["detail"] = strip_ansi(str(exc))[:4000]
     out["points"] = [list(p) for p in failure_points(exc, files)]
 
@@ -149,9 +150,11 @@ def dynamic_shapes(ctx: Context) -> Any:
 
 
 def _export(ctx: Context, out: dict, strict: bool) -> None:
+    shapes = dynamic_shapes(ctx)
+    out["settings"] = f"strict={strict}" + (", dynamic_shapes=Dim.AUTO on the declared dims" if shapes else "")
     ep = _step("export", lambda: torch.export.export(
         ctx.model, ctx.example.args, kwargs=ctx.example.kwargs or None,
-        dynamic_shapes=dynamic_shapes(ctx), strict=strict))
+        dynamic_shapes=shapes, strict=strict))
     got = _step("run", lambda: _no_grad(ep.module(), ctx.second))
     compare(out, leaves(got), ctx.eager_second, ctx.atol, ctx.rtol)
 
@@ -185,6 +188,15 @@ def _run_onnx(ctx: Context, out: dict, path: Path) -> None:
     compare(out, [torch.from_numpy(g) for g in got], ctx.eager_second, ctx.atol, ctx.rtol)
 
 
+def _onnx_args(ctx: Context) -> tuple:
+    """The positional inputs as torch.onnx.export wants them: it reads a trailing dict as the
+    keyword arguments, so a dict that is a positional input gets an empty dict after it."""
+    args = ctx.example.args
+    if ctx.example.kwargs:
+        return args + (ctx.example.kwargs,)
+    return args + ({},) if args and isinstance(args[-1], dict) else args
+
+
 def _tensor_names(ctx: Context) -> list[str]:
     names = [n for n, a in zip(ctx.names, ctx.example.args) if isinstance(a, torch.Tensor)]
     return names + [k for k, v in ctx.example.kwargs.items() if isinstance(v, torch.Tensor)]
@@ -201,9 +213,11 @@ def _onnx_dynamo(ctx: Context, out: dict) -> None:
     path = ctx.workdir / "dynamo.onnx"
     extra = {k: v for k, v in (("external_data", False), ("verbose", False), ("report", False))
              if k in params}
+    shapes = dynamic_shapes(ctx)
+    out["settings"] = "dynamo=True" + (", dynamic_shapes=Dim.AUTO on the declared dims" if shapes else "")
     _step("export", lambda: torch.onnx.export(
-        ctx.model, ctx.example.args, str(path), kwargs=ctx.example.kwargs or None, dynamo=True,
-        dynamic_shapes=dynamic_shapes(ctx), input_names=_tensor_names(ctx), **extra))
+        ctx.model, _onnx_args(ctx), str(path), dynamo=True,
+        dynamic_shapes=shapes, input_names=_tensor_names(ctx), **extra))
     _run_onnx(ctx, out, path)
 
 
@@ -215,9 +229,10 @@ def _onnx_legacy(ctx: Context, out: dict) -> None:
     axes: dict[str, dict[int, str]] = {}
     for (key, d), dim_name in ctx.dims.items():
         axes.setdefault(key_name.get(key, key), {})[d] = dim_name
-    args = ctx.example.args + ((ctx.example.kwargs,) if ctx.example.kwargs else ())
+    args = _onnx_args(ctx)
     extra = {"dynamo": False} if "dynamo" in params else {}
     extra.update({"verbose": False} if "verbose" in params else {})
+    out["settings"] = "dynamo=False" + (", dynamic_axes on the declared dims" if axes else "")
     _step("export", lambda: _legacy_call(ctx.model, args, path, names, axes or None, extra))
     _run_onnx(ctx, out, path)
 
@@ -237,7 +252,12 @@ def _legacy_call(model: nn.Module, args: tuple, path: Path, names: list[str],
 
 def _trace(ctx: Context, out: dict) -> None:
     ex, second = ctx.example, ctx.second
+    # strict=False, as users must pass it, when forward returns a dict or a list (detection models)
     kw = {"example_kwarg_inputs": ex.kwargs} if ex.kwargs else {}
+    kw["strict"] = ctx.containers is None
+    out["settings"] = f"strict={kw['strict']}" + (
+        f" (forward returns {ctx.containers})" if ctx.containers else "") + (
+        ", check_inputs=[the second input]" if not ex.kwargs else ", no check_inputs (keyword inputs)")
     check_error = None
     try:
         traced = torch.jit.trace(ctx.model, ex.args if not ex.kwargs else None, check_trace=not ex.kwargs,
@@ -257,7 +277,7 @@ def _trace(ctx: Context, out: dict) -> None:
         if out["status"] == "ok":  # the artifact happened to agree, but the graphs differ
             out.update(status="diverges", phase="check")
         out["exception"] = "TracingCheckError"
-        out["message"] = out["message"] or first_line(check_error)
+        out["message"] = out["message"] or key_line(check_error)
         out["detail"] = text[:4000]
 
 

@@ -28,7 +28,7 @@ def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
         return
     wide = console.width >= 110  # the message column only where it has room
     table = Table(title="dynamic pass", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"no_wrap": True}),
+    for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"overflow": "fold"}),
                      ("status", {"no_wrap": True}), ("time", {"justify": "right", "no_wrap": True}),
                      ("max abs diff", {"justify": "right", "no_wrap": True}),
                      ("first message line", {"overflow": "fold", "ratio": 1})):
@@ -39,7 +39,8 @@ def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
         message = r.get("message") or ""
         if r.get("exception"):
             message = f"{r['exception']}: {message}"
-        cells = [r["path"], r["exporter"], f"[{STYLE.get(status, '')}]{status}[/]",
+        exporter = r["exporter"] + (f"\n[dim]{_escape(r['settings'])}[/]" if r.get("settings") else "")
+        cells = [r["path"], exporter, f"[{STYLE.get(status, '')}]{status}[/]",
                  _seconds(r.get("seconds")), _diff(r.get("max_abs_diff")), _escape(message[:200])]
         table.add_row(*cells[:len(table.columns)])
     console.print(table)

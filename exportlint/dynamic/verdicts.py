@@ -35,6 +35,9 @@ _HINTS = {
               "(see the rule's documentation), or keep it out of the exported path.",
     "EXL091": "The exported artifact computes something else than eager here: keep the value a "
               "tensor (no Python numbers, branches or constants taken from the example).",
+    "run": "The export succeeded but the exported program rejects the second input: it was "
+           "specialised to the example (a guard); declare the dims that vary (--dynamic-dim) or "
+           "keep the value that varies a tensor.",
     "setup": "Make the model runnable without arguments: a build() factory and example_inputs() "
              "in the model file, or --model FILE:Factory and --input SHAPE.",
 }
@@ -175,8 +178,9 @@ class Judge:
 
     def _new_findings(self, run: "_Run", o: dict, scope: list[Diagnostic]) -> None:
         if o["status"] in FAILED:
-            code, locs, status, verb = "EXL090", run.points(o), "confirmed", " failed:"
-            what = _exc_text(o)
+            code, locs, status = "EXL090", run.points(o), "confirmed"
+            verb = ":" if o.get("phase") == "run" else " failed:"
+            what = _failure_text(o)
         elif o["status"] == "diverges":
             code, locs, status, verb = "EXL091", run.implicated(o), "diverges", ":"
             what = (o["message"] or "the artifact disagrees with eager") + _reason(o)
@@ -186,12 +190,14 @@ class Judge:
             return
         where = locs[0] if locs else run.forward
         if not locs:
-            what += " (no user line could be recovered; reported at forward)"
+            what += (" (no user line could be recovered; reported at forward)" if run.forward_known
+                     else " (no user line could be recovered; reported at the top of the model file)")
         self._add_new(code, where, f"{o['exporter']}{verb} {what}", o["exporter"],
-                      Verdict(status, o["exporter"], what, o.get("max_abs_diff")))
+                      Verdict(status, o["exporter"], what, o.get("max_abs_diff")),
+                      "run" if o.get("phase") == "run" else None)
 
     def _add_new(self, code: str, where: Loc, message: str, exporter: str | None,
-                 verdict: Verdict) -> None:
+                 verdict: Verdict, hint: str | None = None) -> None:
         path, line = where
         key = (path, line, code)
         if key in self.new:
@@ -206,8 +212,8 @@ class Judge:
             path=self._report_for(path).path, line=line, column=indent + 1, end_line=line,
             end_column=max(len(text.rstrip()), indent) + 1, code=code, name=rule.name,
             severity=rule.severity(self.target), target=self.target, message=message,
-            hint=_HINTS["setup" if code == SETUP_CODE and verdict.status == "not-verifiable"
-                        else code], url=rule.url)
+            hint=_HINTS[hint or ("setup" if code == SETUP_CODE and verdict.status == "not-verifiable"
+                                 else code)], url=rule.url)
         d.dynamic = verdict.as_dict()
         self.new[key] = d
 
@@ -237,6 +243,7 @@ class _Run:
             for p, pairs in (result.get("executed") or {}).items()}
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
+        self.forward_known = bool(fwd)
         self.outcomes: list[dict] = result.get("exporters") or []
         for o in self.outcomes:  # an export-mode branch makes the artifact differ by design
             if o["status"] == "diverges" and not o.get("implicated"):
@@ -318,11 +325,13 @@ class _Run:
         failed = o["status"] in FAILED
         if id(d) in tied:
             if failed:
-                return "confirmed", _exc_text(o)
+                return "confirmed", _failure_text(o)
             return "diverges", (o["message"] or "the artifact disagrees with eager") + _reason(o, d)
         locs = self.locations(o)
         if not locs:
-            verb = "failed" if failed else "diverges from eager"
+            verb = "diverges from eager" if not failed else (
+                "exported, but its program raised on the second input" if o.get("phase") == "run"
+                else "failed")
             what = _exc_text(o) if failed else o["message"]
             return "unknown", f"{o['exporter']} {verb} without naming a line ({what}); this may be the cause"
         if not failed:
@@ -381,6 +390,21 @@ def _exc_text(o: dict) -> str:
     return f"{exc}: {msg}" if exc and msg else (exc or msg)
 
 
+_GUARD_WORDS = ("Guard failed", "Runtime assertion failed", "Expected input at", "invalid dimensions",
+                "Got invalid", "to be equal to")
+
+
+def _failure_text(o: dict) -> str:
+    """What went wrong: the exception, or for the ``run`` phase that the export succeeded and
+    the exported program raised on the second input (a guard, when the message shows one)."""
+    text = _exc_text(o)
+    if o.get("phase") != "run":
+        return text
+    guard = any(w in text for w in _GUARD_WORDS)
+    return ("exported, then the exported program raised on the second input" + (
+        " (a guard: the program only accepts inputs like the example)" if guard else "") + f": {text}")
+
+
 def _reason(o: dict, d: Diagnostic | None = None) -> str:
     """Why a line is implicated in a divergence (the TracerWarning or TracingCheckError),
     preferring the one on the finding's own lines over one on its provenance chain."""
@@ -404,10 +428,12 @@ def _rows(where: str, result: dict) -> list[dict[str, Any]]:
     rows = [{"model": model, "path": where, "exporter": o["exporter"], "status": o["status"],
              "phase": o.get("phase"), "exception": o.get("exception"),
              "message": (o.get("message") or None), "seconds": o.get("seconds"),
-             "max_abs_diff": o.get("max_abs_diff")} for o in result.get("exporters") or []]
+             "max_abs_diff": o.get("max_abs_diff"), "settings": o.get("settings")}
+            for o in result.get("exporters") or []]
     err = result.get("error")
     if err:
         rows.append({"model": model, "path": where, "exporter": "setup", "status": "error",
                      "phase": err["kind"], "exception": err.get("exception"),
-                     "message": err["message"], "seconds": None, "max_abs_diff": None})
+                     "message": err["message"], "seconds": None, "max_abs_diff": None,
+                     "settings": None})
     return rows

@@ -376,7 +376,7 @@ def test_summary_json_has_the_documented_fields(export_run) -> None:
     written = json.loads(summary.read_text())
     assert written == rows
     assert set(written[0]) == {"model", "path", "exporter", "status", "phase", "exception",
-                               "message", "seconds", "max_abs_diff", "settings"}
+                               "message", "seconds", "max_abs_diff", "settings", "wrote"}
     assert {r["exporter"] for r in written} == {"torch.export", "torch.export-strict", "onnx-dynamo",
                                                 "setup"}
 

@@ -174,7 +174,7 @@ def test_failure_confirms_the_finding_and_its_provenance_source(model_file: Path
     assert sorted(d.code for d in report.diagnostics) == ["EXL001", "EXL020", "EXL051"]  # nothing new
     assert rows == [{"model": "Net() in m.py", "path": "m.py", "exporter": "torch.export",
                      "status": "failed", "phase": "export", "exception": "Err", "message": "boom",
-                     "seconds": 0.5, "max_abs_diff": None, "settings": None}]
+                     "seconds": 0.5, "max_abs_diff": None, "settings": None, "wrote": []}]
 
 
 def test_a_line_that_runs_again_after_the_first_failure_never_passes(model_file: Path) -> None:

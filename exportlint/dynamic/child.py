@@ -42,6 +42,7 @@ def run_job(job: dict, settings: dict, events: Events) -> dict:
     result: dict[str, Any] = {"error": None, "model": None, "forward": None, "inputs": None,
                               "executed": {}, "exporters": []}
     recorder = harness.LineRecorder(files)
+    os.chdir(Path(job["workdir"]) / "cwd")  # what the model writes lands in a scratch directory
     try:
         torch.manual_seed(settings["seed"])
         with recorder:

@@ -44,6 +44,14 @@ def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
                  _seconds(r.get("seconds")), _diff(r.get("max_abs_diff")), _escape(message[:200])]
         table.add_row(*cells[:len(table.columns)])
     console.print(table)
+    wrote: dict[str, list[str]] = {}
+    for r in rows:
+        wrote.setdefault(r["model"], r.get("wrote") or [])
+    for model, names in wrote.items():
+        if names:
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            console.print(f"note: {_escape(model)} wrote {len(names)} file(s) in its working directory, "
+                          f"a scratch directory of the dynamic pass, deleted since: {_escape(shown)}")
 
 
 def _escape(text: str) -> str:

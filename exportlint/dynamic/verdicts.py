@@ -428,12 +428,13 @@ def _rows(where: str, result: dict) -> list[dict[str, Any]]:
     rows = [{"model": model, "path": where, "exporter": o["exporter"], "status": o["status"],
              "phase": o.get("phase"), "exception": o.get("exception"),
              "message": (o.get("message") or None), "seconds": o.get("seconds"),
-             "max_abs_diff": o.get("max_abs_diff"), "settings": o.get("settings")}
+             "max_abs_diff": o.get("max_abs_diff"), "settings": o.get("settings"),
+             "wrote": result.get("wrote", [])}
             for o in result.get("exporters") or []]
     err = result.get("error")
     if err:
         rows.append({"model": model, "path": where, "exporter": "setup", "status": "error",
                      "phase": err["kind"], "exception": err.get("exception"),
                      "message": err["message"], "seconds": None, "max_abs_diff": None,
-                     "settings": None})
+                     "settings": None, "wrote": result.get("wrote", [])})
     return rows

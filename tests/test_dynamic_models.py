@@ -210,10 +210,27 @@ class Head(nn.Module):
 def example_inputs():
     return (torch.randn(3, 4),)
 """,
+    "tied_scores.py": HEAD + """\
+class Ranker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 5)
+
+    def forward(self, x):
+        out = self.lin(x)
+        scores = torch.relu(out[:, 4])  # many exact zeros: tied scores
+        order = scores.argsort(descending=True)
+        return out[:, :4][order], scores[order]
+
+
+def example_inputs():
+    return (torch.randn(40, 4, generator=torch.Generator().manual_seed(0)),)
+""",
 }
 # The same model as item_branch.py, linted as if the static pass had found nothing there.
 MODELS["no_findings.py"] = MODELS["item_branch.py"]
-EXPORT_SET = [n for n in MODELS if n not in ("dict_input.py", "dict_output.py")]
+EXPORT_SET = [n for n in MODELS if n not in ("dict_input.py", "dict_output.py", "tied_scores.py")]
 
 
 def line_of(name: str, text: str) -> int:
@@ -248,8 +265,8 @@ def export_run(folder: Path) -> tuple[dict[str, FileReport], list[dict], Path]:
 
 @pytest.fixture(scope="module")
 def trace_run(folder: Path) -> tuple[dict[str, FileReport], list[dict]]:
-    reports = lint(folder, ["fake_quant.py", "clean_cnn.py", "dict_input.py", "dict_output.py"],
-                   Target.TRACE)
+    reports = lint(folder, ["fake_quant.py", "clean_cnn.py", "dict_input.py", "dict_output.py",
+                            "tied_scores.py"], Target.TRACE)
     rows = run_dynamic(reports, DynamicOptions(target=Target.TRACE), progress=False)
     return {Path(r.path).name: r for r in reports}, rows
 
@@ -417,3 +434,28 @@ def test_jit_trace_follows_users_for_dict_outputs_and_says_so(trace_run) -> None
     assert by["jit.trace"]["settings"].startswith("strict=False (forward returns a dict)")
     assert rows_of(rows, "fake_quant.py")["jit.trace"]["settings"].startswith("strict=True")
     assert reports["dict_output.py"].diagnostics == []
+
+
+def test_tied_scores_reordered_by_onnxruntime_are_not_a_divergence(trace_run) -> None:
+    reports, rows = trace_run
+    legacy = rows_of(rows, "tied_scores.py")["onnx-legacy"]
+    assert legacy["status"] == "ok" and legacy["max_abs_diff"] < 1e-4
+    assert legacy["message"].startswith("matches eager up to the order of") and "output 1 tie" in legacy["message"]
+    assert not [d for d in reports["tied_scores.py"].diagnostics if d.code == "EXL091"]
+
+
+def test_rows_in_another_order_without_ties_still_diverge() -> None:
+    import torch
+
+    from exportlint.dynamic.exporters import compare
+
+    boxes = torch.arange(12.0).reshape(4, 3)
+    swap = torch.tensor([1, 0, 2, 3])
+    for scores, status in ((torch.tensor([0.9, 0.9, 0.5, 0.1]), "ok"),
+                           (torch.tensor([0.9, 0.8, 0.5, 0.1]), "diverges")):
+        out = {"status": "ok", "message": None}
+        compare(out, [boxes[swap], scores[swap]], [boxes, scores], 1e-4, 1e-3)
+        assert out["status"] == status, out
+    out = {"status": "ok", "message": None}
+    compare(out, [boxes + 1, scores], [boxes, scores], 1e-4, 1e-3)  # not the same rows at all
+    assert out["status"] == "diverges" and "another order" not in out["message"]

@@ -98,30 +98,85 @@ def _step(phase: str, fn: Callable[[], Any]) -> Any:
 
 
 def compare(out: dict, got: list, want: list[torch.Tensor], atol: float, rtol: float) -> None:
-    """Set ``max_abs_diff`` and turn ``out`` into a divergence when the artifact disagrees."""
+    """Set ``max_abs_diff`` and turn ``out`` into a divergence when the artifact disagrees.
+
+    Outputs that hold the same rows as eager in another order (detections whose scores tie:
+    sort and top-k break ties differently in onnxruntime) match when the rows that moved are
+    tied in a float vector output (the scores); the message says so."""
     if len(got) != len(want):
         out.update(status="diverges", phase="compare",
                    message=f"the artifact returned {len(got)} tensors, eager {len(want)}")
         return
-    worst, first_bad = 0.0, None
+    got = [torch.as_tensor(g).detach() for g in got]
     for i, (g, w) in enumerate(zip(got, want)):
-        g = torch.as_tensor(g)
         if tuple(g.shape) != tuple(w.shape):
             out.update(status="diverges", phase="compare", message=(
                 f"output {i} has shape {tuple(g.shape)}, eager {tuple(w.shape)} on the second input"))
             return
-        g64, w64 = g.detach().to(torch.float64), w.detach().to(torch.float64)
+    worst, bad = _differences(got, want, atol, rtol)
+    if bad:
+        reordered = _reordered(got, want, bad, atol, rtol)
+        if reordered is None or reordered[1] is None:
+            out.update(status="diverges", phase="compare", message=(
+                f"output {bad[0]} differs from eager on the second input (max abs diff {worst:.3g})"
+                + (" — the same rows in another order, not explained by tied values"
+                   if reordered is not None else "")))
+        else:
+            perm, tied = reordered
+            worst, _ = _differences([g[perm] if g.dim() and g.shape[0] == len(perm) else g for g in got],
+                                    want, atol, rtol)
+            moved = int((perm != torch.arange(len(perm))).sum())
+            out["message"] = (f"matches eager up to the order of {moved} rows whose values in output "
+                              f"{tied} tie (onnxruntime and torch break ties differently)")
+    out["max_abs_diff"] = worst if math.isfinite(worst) else None
+
+
+def _differences(got: list[torch.Tensor], want: list[torch.Tensor], atol: float,
+                 rtol: float) -> tuple[float, list[int]]:
+    """(largest |artifact - eager|, indices of the outputs out of tolerance); NaN == NaN."""
+    worst, bad = 0.0, []
+    for i, (g, w) in enumerate(zip(got, want)):
+        g64, w64 = g.to(torch.float64), w.detach().to(torch.float64)
         both_nan = torch.isnan(g64) & torch.isnan(w64)
         diff = torch.where(both_nan, torch.zeros_like(g64), (g64 - w64).abs())
         if diff.numel():
             m = diff.max().item()
             worst = max(worst, m) if not math.isnan(m) else math.inf
-            if first_bad is None and bool((~(diff <= atol + rtol * w64.abs())).any()):
-                first_bad = i
-    if first_bad is not None:
-        out.update(status="diverges", phase="compare", message=(
-            f"output {first_bad} differs from eager on the second input (max abs diff {worst:.3g})"))
-    out["max_abs_diff"] = worst if math.isfinite(worst) else None
+            if bool((~(diff <= atol + rtol * w64.abs())).any()):
+                bad.append(i)
+    return worst, bad
+
+
+def _reordered(got: list[torch.Tensor], want: list[torch.Tensor], bad: list[int], atol: float,
+               rtol: float) -> tuple[torch.Tensor, int | None] | None:
+    """When the outputs with ``bad``'s leading size hold eager's rows in another order:
+    (the permutation taking the artifact's rows to eager's, the float vector output in which
+    the moved rows tie, or None when none does); None when they are not a permutation."""
+    n = want[bad[0]].shape[0] if want[bad[0]].dim() else 0
+    group = [i for i, w in enumerate(want) if w.dim() and w.shape[0] == n]
+    if n < 2 or n > 4096 or not set(bad) <= set(group):
+        return None
+    rows_w = torch.cat([want[i].detach().reshape(n, -1).to(torch.float64) for i in group], 1)
+    rows_g = torch.cat([got[i].reshape(n, -1).to(torch.float64) for i in group], 1)
+    close = ((rows_g[None] - rows_w[:, None]).abs() <= atol + rtol * rows_w[:, None].abs()).all(-1)
+    perm, used = [], set()
+    for i in range(n):  # eager row i <- the artifact's row j; keep rows in place where they match
+        j = i if bool(close[i, i]) and i not in used else next(
+            (int(j) for j in close[i].nonzero().flatten() if int(j) not in used), None)
+        if j is None:
+            return None
+        perm.append(j)
+        used.add(j)
+    perm_t = torch.tensor(perm)
+    moved = (perm_t != torch.arange(n)).nonzero().flatten()
+    for i in group:
+        w = want[i].detach()
+        if w.dim() == 1 and w.is_floating_point():
+            v = w[moved].to(torch.float64)
+            ties = ((v[None] - v[:, None]).abs() <= atol + rtol * v.abs()).sum(0)
+            if len(v) and bool((ties >= 2).all()):
+                return perm_t, i
+    return perm_t, None
 
 
 # -- torch.export ------------------------------------------------------------------------------

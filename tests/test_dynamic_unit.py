@@ -358,3 +358,12 @@ def test_the_message_keeps_the_line_that_says_what_failed(message: str, line: st
     from exportlint.dynamic.locate import key_line
 
     assert key_line(RuntimeError(message)) == line
+
+
+def test_the_good_verdict_reads_as_good_in_text_output() -> None:
+    from exportlint.reporters.text import _dynamic_line
+
+    line = _dynamic_line({"status": "passes", "exporter": "torch.export",
+                          "message": "ran under torch.export without problems", "max_abs_diff": None})
+    assert line == "○ passes: ran under torch.export without problems"
+    assert "✘" not in line and "not reproduced" not in line

@@ -31,8 +31,8 @@ def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
     for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"overflow": "fold"}),
                      ("status", {"no_wrap": True}), ("time", {"justify": "right", "no_wrap": True}),
                      ("max abs diff", {"justify": "right", "no_wrap": True}),
-                     ("first message line", {"overflow": "fold", "ratio": 1})):
-        if wide or name != "first message line":
+                     ("message", {"overflow": "fold", "ratio": 1})):
+        if wide or name != "message":
             table.add_column(name, **kw)
     for r in rows:
         status = r["status"]

@@ -515,7 +515,7 @@ def containers(value: Any) -> str | None:
     if isinstance(value, dict):
         return "a dict"
     if isinstance(value, list):
-        return "a list"
+        return "a list of dicts" if any(isinstance(v, dict) for v in value) else "a list"
     if isinstance(value, tuple):
         return next((c for c in map(containers, value) if c), None)
     return None

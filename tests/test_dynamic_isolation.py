@@ -70,11 +70,18 @@ def example_inputs():
     return (torch.randn(2, 4),)
 """,
     "hangs.py": HEAD + """\
+import os
+import subprocess
+import sys
 import time
 
 
 class Net(nn.Module):
     def forward(self, x):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                 start_new_session=True)
+        with open(os.path.join(os.path.dirname(__file__), "hang_child.pid"), "w") as fh:
+            fh.write(str(child.pid))
         time.sleep(600)
         return x
 
@@ -97,7 +104,7 @@ def bad_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, FileRep
         (root / name).write_text(text)
         reports.append(FileReport(str(root / name), []))
     # A static finding in the hanging forward, to see it marked.
-    hang_line = line_of("hangs.py", "time.sleep")
+    hang_line = line_of("hangs.py", "        time.sleep(600)")
     reports[-1].diagnostics.append(Diagnostic(
         str(root / "hangs.py"), hang_line, 9, hang_line, 24, "EXL001", "tensor-item",
         Severity.WARNING, Target.EXPORT, "msg", "hint", [Note(hang_line - 1, 5, "from")]))
@@ -159,6 +166,8 @@ def test_hang_times_out_and_keeps_the_static_finding(bad_run) -> None:
     assert "did not finish within 10 s" in static.dynamic["message"]
     assert [d.code for d in reports["hangs.py"].diagnostics if d is not static] == [SETUP_CODE]
     assert rows["hangs.py"]["phase"] == "timeout"
+    pid_file = Path(reports["hangs.py"].path).with_name("hang_child.pid")
+    assert wait_dead([int(pid_file.read_text())]) == []  # started in a new session, killed too
 
 
 def test_bad_cli_input_spec_is_a_clear_model_diagnostic(tmp_path: Path) -> None:

@@ -367,3 +367,18 @@ def test_the_good_verdict_reads_as_good_in_text_output() -> None:
                           "message": "ran under torch.export without problems", "max_abs_diff": None})
     assert line == "○ passes: ran under torch.export without problems"
     assert "✘" not in line and "not reproduced" not in line
+
+
+def test_the_worker_environment_carries_the_token_and_an_absolute_pythonpath(tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    import os
+
+    from exportlint.dynamic.process import TAG, _child_env
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["src", "", "/abs/lib"]))
+    env = _child_env("abc123")
+    assert env[TAG] == "abc123"
+    entries = env["PYTHONPATH"].split(os.pathsep)
+    assert entries[1:] == [str(tmp_path / "src"), str(tmp_path), "/abs/lib"]  # the worker runs elsewhere
+    assert (Path(entries[0]) / "exportlint" / "dynamic" / "child.py").is_file()

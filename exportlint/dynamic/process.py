@@ -120,7 +120,8 @@ def _child_env(token: str) -> dict[str, str]:
     """The worker's environment: the run's token; PYTHONPATH absolute (the worker runs in a
     scratch directory), exportlint importable even if not installed."""
     env = dict(os.environ)
-    entries = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    raw = env.get("PYTHONPATH")  # an empty entry is the working directory: this one
+    entries = [os.path.abspath(p or os.curdir) for p in raw.split(os.pathsep)] if raw else []
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2])] + entries)
     env[TAG] = token
     return env
@@ -165,7 +166,7 @@ def signals_clean_up() -> Iterator[None]:
 
     def raise_(signum: int, frame: object) -> None:
         raise Interrupted(signum)
-    caught = (signal.SIGTERM, signal.SIGHUP)
+    caught = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
     old = {s: signal.signal(s, raise_) for s in caught}
     try:
         yield

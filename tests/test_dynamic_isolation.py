@@ -70,11 +70,18 @@ def example_inputs():
     return (torch.randn(2, 4),)
 """,
     "hangs.py": HEAD + """\
+import os
+import subprocess
+import sys
 import time
 
 
 class Net(nn.Module):
     def forward(self, x):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                 start_new_session=True)
+        with open(os.path.join(os.path.dirname(__file__), "hang_child.pid"), "w") as fh:
+            fh.write(str(child.pid))
         time.sleep(600)
         return x
 
@@ -97,7 +104,7 @@ def bad_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, FileRep
         (root / name).write_text(text)
         reports.append(FileReport(str(root / name), []))
     # A static finding in the hanging forward, to see it marked.
-    hang_line = line_of("hangs.py", "time.sleep")
+    hang_line = line_of("hangs.py", "        time.sleep(600)")
     reports[-1].diagnostics.append(Diagnostic(
         str(root / "hangs.py"), hang_line, 9, hang_line, 24, "EXL001", "tensor-item",
         Severity.WARNING, Target.EXPORT, "msg", "hint", [Note(hang_line - 1, 5, "from")]))
@@ -159,6 +166,8 @@ def test_hang_times_out_and_keeps_the_static_finding(bad_run) -> None:
     assert "did not finish within 10 s" in static.dynamic["message"]
     assert [d.code for d in reports["hangs.py"].diagnostics if d is not static] == [SETUP_CODE]
     assert rows["hangs.py"]["phase"] == "timeout"
+    pid_file = Path(reports["hangs.py"].path).with_name("hang_child.pid")
+    assert wait_dead([int(pid_file.read_text())]) == []  # started in a new session, killed too
 
 
 def test_bad_cli_input_spec_is_a_clear_model_diagnostic(tmp_path: Path) -> None:
@@ -177,3 +186,104 @@ def test_bad_cli_input_spec_is_a_clear_model_diagnostic(tmp_path: Path) -> None:
 
 def line_of_text(text: str, needle: str) -> int:
     return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+# -- processes and files -----------------------------------------------------------------------
+
+SPAWNER = HEAD + """\
+import os
+import subprocess
+import sys
+import time
+
+PIDS = {pids!r}
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                                 start_new_session=True)  # escapes the worker's process group
+        with open(PIDS, "a") as fh:
+            fh.write(f"{{os.getpid()}} {{child.pid}}\\n")
+        with open("made_by_model.txt", "w") as fh:  # relative: the working directory
+            fh.write("hello")
+        time.sleep({sleep})
+        return x + 1
+
+
+def example_inputs():
+    return (torch.randn(2, 4),)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def spawned(pids_file: Path) -> list[int]:
+    return [int(p) for line in pids_file.read_text().splitlines() for p in line.split()]
+
+
+def wait_dead(pids: list[int], seconds: float = 10.0) -> list[int]:
+    import time
+
+    end = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_what_the_model_starts_or_writes_does_not_outlive_the_run(tmp_path: Path, monkeypatch) -> None:
+    pids_file = tmp_path / "pids.txt"
+    model = tmp_path / "spawner.py"
+    model.write_text(SPAWNER.format(pids=str(pids_file), sleep=0))
+    user_cwd = tmp_path / "project"
+    user_cwd.mkdir()
+    monkeypatch.chdir(user_cwd)
+    rows = run_dynamic([FileReport(str(model), [])], DynamicOptions(
+        timeout=120, config={"exporters": ["torch.export"]}), progress=False)
+    assert [r["status"] for r in rows] == ["ok"]
+    pids = spawned(pids_file)
+    assert len(pids) >= 4  # the worker and one child per forward call (eager twice, export, run)
+    assert wait_dead(pids) == []
+    assert list(user_cwd.iterdir()) == []  # the model ran in a scratch directory
+    assert rows[0]["wrote"] == ["made_by_model.txt"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum, code", [(15, -15), (2, 130)])
+def test_a_signal_to_the_cli_kills_the_worker_and_removes_its_files(tmp_path: Path, signum: int,
+                                                                   code: int) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pids_file = tmp_path / "pids.txt"
+    (tmp_path / "hang.py").write_text(SPAWNER.format(pids=str(pids_file), sleep=300))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "exportlint", "--dynamic", "hang.py"], cwd=tmp_path,
+                            env={**os.environ, "TMPDIR": str(scratch)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 120
+        while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+            time.sleep(0.2)
+        assert [p.name for p in scratch.iterdir()][0].startswith("exportlint-dynamic-")
+        proc.send_signal(signal.Signals(signum))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert wait_dead(spawned(pids_file)) == []
+    assert list(scratch.iterdir()) == []

@@ -164,9 +164,73 @@ class Net(nn.Module):
 def example_inputs():
     return (torch.randn(2, 4),)
 """,
+    "guarded.py": HEAD + """\
+class Pairs(nn.Module):
+    def forward(self, x):
+        return x.reshape(2, -1) * 2
+
+
+def example_inputs():
+    return (torch.randn(2, 6),)
+""",
+    "decorated.py": HEAD + """\
+class Positive(nn.Module):
+    @torch.no_grad()
+    def forward(self, x):
+        return torch.masked_select(x, x > 0) * 2
+
+
+def example_inputs():
+    return (torch.randn(3, 4),)
+""",
+    "dict_input.py": HEAD + """\
+class Fuse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, batch):
+        return self.lin(batch["x"]) + batch["y"]
+
+
+def example_inputs():
+    return ({"x": torch.randn(2, 3), "y": torch.randn(2, 3)},)
+""",
+    "dict_output.py": HEAD + """\
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 5)
+
+    def forward(self, x):
+        out = self.lin(x)
+        return {"boxes": out[:, :4], "scores": out[:, 4].sigmoid()}
+
+
+def example_inputs():
+    return (torch.randn(3, 4),)
+""",
+    "tied_scores.py": HEAD + """\
+class Ranker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(4, 5)
+
+    def forward(self, x):
+        out = self.lin(x)
+        scores = torch.relu(out[:, 4])  # many exact zeros: tied scores
+        order = scores.argsort(descending=True)
+        return out[:, :4][order], scores[order]
+
+
+def example_inputs():
+    return (torch.randn(40, 4, generator=torch.Generator().manual_seed(0)),)
+""",
 }
 # The same model as item_branch.py, linted as if the static pass had found nothing there.
 MODELS["no_findings.py"] = MODELS["item_branch.py"]
+EXPORT_SET = [n for n in MODELS if n not in ("dict_input.py", "dict_output.py", "tied_scores.py")]
 
 
 def line_of(name: str, text: str) -> int:
@@ -192,7 +256,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def export_run(folder: Path) -> tuple[dict[str, FileReport], list[dict], Path]:
-    reports = lint(folder, list(MODELS), Target.EXPORT)
+    reports = lint(folder, EXPORT_SET, Target.EXPORT)
     summary = folder / "summary.json"
     rows = run_dynamic(reports, DynamicOptions(target=Target.EXPORT, dynamic_dims=["0:0:batch"],
                                                strict=True, summary_json=str(summary)), progress=False)
@@ -201,8 +265,17 @@ def export_run(folder: Path) -> tuple[dict[str, FileReport], list[dict], Path]:
 
 @pytest.fixture(scope="module")
 def trace_run(folder: Path) -> tuple[dict[str, FileReport], list[dict]]:
-    reports = lint(folder, ["fake_quant.py", "clean_cnn.py"], Target.TRACE)
+    reports = lint(folder, ["fake_quant.py", "clean_cnn.py", "dict_input.py", "dict_output.py",
+                            "tied_scores.py"], Target.TRACE)
     rows = run_dynamic(reports, DynamicOptions(target=Target.TRACE), progress=False)
+    return {Path(r.path).name: r for r in reports}, rows
+
+
+@pytest.fixture(scope="module")
+def plain_run(folder: Path) -> tuple[dict[str, FileReport], list[dict]]:
+    """Target export without dynamic dims (a dict input has no tensor to declare one on)."""
+    reports = lint(folder, ["dict_input.py"], Target.EXPORT)
+    rows = run_dynamic(reports, DynamicOptions(target=Target.EXPORT), progress=False)
     return {Path(r.path).name: r for r in reports}, rows
 
 
@@ -279,7 +352,7 @@ def test_detection_postprocess_fails_at_the_empty_check(export_run) -> None:
     assert {d.dynamic["status"] for d in masks} == {"confirmed"}  # the data-dependent size behind it
     (loop,) = at(report, line_of("detect.py", "while order.numel()"))
     assert loop.dynamic["status"] == "not-verifiable"
-    assert "failed earlier" in loop.dynamic["message"]
+    assert loop.dynamic["message"].startswith("after the first failure: torch.export")
     assert rows_of(rows, "detect.py")["torch.export"]["status"] == "failed"
 
 
@@ -320,6 +393,69 @@ def test_summary_json_has_the_documented_fields(export_run) -> None:
     written = json.loads(summary.read_text())
     assert written == rows
     assert set(written[0]) == {"model", "path", "exporter", "status", "phase", "exception",
-                               "message", "seconds", "max_abs_diff"}
+                               "message", "seconds", "max_abs_diff", "settings", "wrote"}
     assert {r["exporter"] for r in written} == {"torch.export", "torch.export-strict", "onnx-dynamo",
                                                 "setup"}
+
+
+def test_a_guard_that_rejects_the_second_input_is_said_as_such(export_run) -> None:
+    """Export succeeds (Dim.AUTO specialises the batch to 2), the program raises on batch 4."""
+    reports, rows, _ = export_run
+    run = rows_of(rows, "guarded.py")["torch.export"]
+    assert (run["status"], run["phase"]) == ("failed", "run")
+    (new,) = [d for d in reports["guarded.py"].diagnostics if d.code == "EXL090"]
+    assert "exported, then the exported program raised on the second input (a guard" in new.message
+    assert "could not capture" not in new.hint and "specialised to the example" in new.hint
+    assert new.message.startswith("torch.export: exported, then")
+
+
+def test_a_decorated_forward_is_reported_in_the_user_file(export_run) -> None:
+    """onnx-dynamo fails to translate masked_select without naming a line; forward is wrapped
+    by @torch.no_grad() (torch/utils/_contextlib.py): the finding is at the user's forward."""
+    reports, rows, _ = export_run
+    assert rows_of(rows, "decorated.py")["onnx-dynamo"]["status"] == "failed"
+    assert rows_of(rows, "decorated.py")["torch.export"]["status"] == "ok"
+    (new,) = [d for d in reports["decorated.py"].diagnostics if d.code == "EXL090"]
+    assert new.line == line_of("decorated.py", "def forward") and "reported at forward" in new.message
+    assert not any("torch" in Path(r.path).parts or "_contextlib" in r.path for r in reports.values())
+
+
+def test_a_dict_input_is_passed_the_way_the_onnx_exporters_expect(trace_run, plain_run) -> None:
+    for reports, rows in (trace_run, plain_run):
+        assert reports["dict_input.py"].diagnostics == []
+        assert {r["exporter"]: r["status"] for r in rows_of(rows, "dict_input.py").values()} in (
+            {"jit.trace": "ok", "onnx-legacy": "ok"}, {"torch.export": "ok", "onnx-dynamo": "ok"})
+
+
+def test_jit_trace_follows_users_for_dict_outputs_and_says_so(trace_run) -> None:
+    reports, rows = trace_run
+    by = rows_of(rows, "dict_output.py")
+    assert by["jit.trace"]["status"] == "ok" and by["onnx-legacy"]["status"] == "ok"
+    assert by["jit.trace"]["settings"].startswith("strict=False (forward returns a dict)")
+    assert rows_of(rows, "fake_quant.py")["jit.trace"]["settings"].startswith("strict=True")
+    assert reports["dict_output.py"].diagnostics == []
+
+
+def test_tied_scores_reordered_by_onnxruntime_are_not_a_divergence(trace_run) -> None:
+    reports, rows = trace_run
+    legacy = rows_of(rows, "tied_scores.py")["onnx-legacy"]
+    assert legacy["status"] == "ok" and legacy["max_abs_diff"] < 1e-4
+    assert legacy["message"].startswith("matches eager up to the order of") and "output 1 tie" in legacy["message"]
+    assert not [d for d in reports["tied_scores.py"].diagnostics if d.code == "EXL091"]
+
+
+def test_rows_in_another_order_without_ties_still_diverge() -> None:
+    import torch
+
+    from exportlint.dynamic.exporters import compare
+
+    boxes = torch.arange(12.0).reshape(4, 3)
+    swap = torch.tensor([1, 0, 2, 3])
+    for scores, status in ((torch.tensor([0.9, 0.9, 0.5, 0.1]), "ok"),
+                           (torch.tensor([0.9, 0.8, 0.5, 0.1]), "diverges")):
+        out = {"status": "ok", "message": None}
+        compare(out, [boxes[swap], scores[swap]], [boxes, scores], 1e-4, 1e-3)
+        assert out["status"] == status, out
+    out = {"status": "ok", "message": None}
+    compare(out, [boxes + 1, scores], [boxes, scores], 1e-4, 1e-3)  # not the same rows at all
+    assert out["status"] == "diverges" and "another order" not in out["message"]

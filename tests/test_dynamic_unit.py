@@ -95,7 +95,16 @@ def test_exporters_follow_the_target() -> None:
     ({"inputs": ["1xA"]}, "input spec"),
     ({"model": "missing.py:build"}, "not found"),
     ({"exporters": ["jit.trace"]}, "not run for target export"),
-    ({"timeout": -1}, "positive"),
+    ({"timeout": -1}, "timeout must be a number > 0"),
+    ({"timeout": "nan"}, "timeout must be a number > 0, got 'nan'"),
+    ({"timeout": float("inf")}, "timeout must be"),
+    ({"timeout": 0}, "timeout must be"),
+    ({"atol": -1}, "atol must be a number >= 0, got -1"),
+    ({"rtol": float("nan")}, "rtol must be"),
+    ({"atol": "tight"}, "atol must be"),
+    ({"strict": "no"}, "strict must be true or false"),
+    ({"seed": 1.5}, "seed must be a whole number"),
+    ({"memory": "0"}, "too small"),
     ({"inputs": "1x3", "dynamic-dims": [3]}, "list of strings"),
 ])
 def test_bad_options_are_usage_errors(tmp_path: Path, config: dict, message: str) -> None:
@@ -165,7 +174,22 @@ def test_failure_confirms_the_finding_and_its_provenance_source(model_file: Path
     assert sorted(d.code for d in report.diagnostics) == ["EXL001", "EXL020", "EXL051"]  # nothing new
     assert rows == [{"model": "Net() in m.py", "path": "m.py", "exporter": "torch.export",
                      "status": "failed", "phase": "export", "exception": "Err", "message": "boom",
-                     "seconds": 0.5, "max_abs_diff": None}]
+                     "seconds": 0.5, "max_abs_diff": None, "settings": None, "wrote": []}]
+
+
+def test_a_line_that_runs_again_after_the_first_failure_never_passes(model_file: Path) -> None:
+    """A helper called before the failing line (where export got through) and again after it
+    (where it was never captured): not "passes" — the exporter stopped at the first failure."""
+    item = diag(model_file, 7, "EXL001", Severity.WARNING)
+    branch = diag(model_file, 9, "EXL020", provenance=(6, 7))
+    helper = diag(model_file, 8, "EXL020")
+    res = result(model_file, [outcome("torch.export", "failed", [[str(model_file), 9, "traceback"]])],
+                 [6, 7, 8, 9, 10])
+    res["executed"][str(model_file)][2].append(6)  # line 8: first run 2nd, last run 6th, after line 9
+    judge(model_file, [item, branch, helper], res)
+    assert branch.dynamic["status"] == "confirmed"
+    assert helper.dynamic["status"] == "not-verifiable" and helper.severity is Severity.ERROR
+    assert helper.dynamic["message"].startswith("after the first failure: torch.export failed at line 9")
 
 
 def test_failure_where_the_value_is_consumed_ties_the_assigning_finding(model_file: Path) -> None:
@@ -186,7 +210,7 @@ def test_unexplained_failure_becomes_exl090_and_later_lines_were_not_reached(mod
     assert len(new) == 1 and new[0].line == 8 and new[0].column == 9
     assert new[0].dynamic["status"] == "confirmed" and "onnx-dynamo failed: Err: boom" in new[0].message
     assert late.dynamic["status"] == "not-verifiable"
-    assert "failed earlier, at line 8" in late.dynamic["message"]
+    assert late.dynamic["message"].startswith("after the first failure: onnx-dynamo failed at line 8")
     assert late.severity is Severity.ERROR
 
 
@@ -296,3 +320,65 @@ def test_unwritable_summary_json_is_a_usage_error_before_running(tmp_path: Path)
     options = DynamicOptions(summary_json=str(tmp_path / "no" / "such" / "dir.json"))
     with pytest.raises(DynamicOptionsError, match="folder does not exist"):
         run_dynamic([], options, progress=False)
+
+
+@pytest.mark.parametrize("flag, value", [("--dynamic-timeout", "nan"), ("--dynamic-timeout", "-3"),
+                                         ("--dynamic-memory", "1K")])
+def test_bad_numbers_on_the_command_line_are_one_line_usage_errors(tmp_path: Path, flag: str,
+                                                                    value: str) -> None:
+    import subprocess
+
+    (tmp_path / "m.py").write_text(MODEL)
+    proc = subprocess.run([sys.executable, "-m", "exportlint", "--dynamic", flag, value, "m.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("exportlint: error: ")
+    assert repr(value) in proc.stderr or value in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("message, line", [
+    ("Tracing failed sanity checks!\nERROR: Graphs differed across invocations!\n\tGraph diff:",
+     "ERROR: Graphs differed across invocations!"),
+    ("\x1b[1mFailed to export the model with torch.export. \x1b[96mThis is step 1/3\x1b[0m of exporting "
+     "the model to ONNX. Next steps:\n- Modify the model code", "Modify the model code"),
+    ("Constraints violated (batch)! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+     "  - Not all values of batch = L['x'].size()[0] are valid because batch was inferred to be "
+     "a constant (2).", "Not all values of batch = L['x'].size()[0] are valid because batch was "
+     "inferred to be a constant (2)."),
+    ("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the "
+     "following indices\n index: 0 Got: 4 Expected: 2\n Please fix either the inputs/shapes or the model.",
+     "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the "
+     "following indices index: 0 Got: 4 Expected: 2"),
+    ("Could not guard on data-dependent expression Eq(u0, 0)\n\nCaused by: ...", 
+     "Could not guard on data-dependent expression Eq(u0, 0)"),
+    ("", ""),
+])
+def test_the_message_keeps_the_line_that_says_what_failed(message: str, line: str) -> None:
+    from exportlint.dynamic.locate import key_line
+
+    assert key_line(RuntimeError(message)) == line
+
+
+def test_the_good_verdict_reads_as_good_in_text_output() -> None:
+    from exportlint.reporters.text import _dynamic_line
+
+    line = _dynamic_line({"status": "passes", "exporter": "torch.export",
+                          "message": "ran under torch.export without problems", "max_abs_diff": None})
+    assert line == "○ passes: ran under torch.export without problems"
+    assert "✘" not in line and "not reproduced" not in line
+
+
+def test_the_worker_environment_carries_the_token_and_an_absolute_pythonpath(tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    import os
+
+    from exportlint.dynamic.process import TAG, _child_env
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["src", "", "/abs/lib"]))
+    env = _child_env("abc123")
+    assert env[TAG] == "abc123"
+    entries = env["PYTHONPATH"].split(os.pathsep)
+    assert entries[1:] == [str(tmp_path / "src"), str(tmp_path), "/abs/lib"]  # the worker runs elsewhere
+    assert (Path(entries[0]) / "exportlint" / "dynamic" / "child.py").is_file()

@@ -45,6 +45,8 @@ def _import_fixture(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 def _tensors(out: object) -> list:
     if isinstance(out, torch.Tensor):
         return [out]
+    if isinstance(out, dict):  # detection models return a list of dicts, like torchvision's
+        out = list(out.values())
     assert isinstance(out, (tuple, list)), f"unexpected output type {type(out).__name__}"
     return [t for item in out for t in _tensors(item)]
 

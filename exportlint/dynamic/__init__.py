@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from exportlint.diagnostics import FileReport
 from exportlint.dynamic.options import DynamicOptions, DynamicOptionsError, plan_jobs
-from exportlint.dynamic.process import run_jobs
+from exportlint.dynamic.process import run_jobs, signals_clean_up
 from exportlint.dynamic.summary import render_summary, spinner
 from exportlint.dynamic.verdicts import Judge
 
@@ -43,17 +43,20 @@ def run_dynamic(reports: list[FileReport], options: DynamicOptions,
     _check_environment(options.summary_json)
     jobs = plan_jobs(reports, opts)
     judge = Judge(reports, options.target)
-    with tempfile.TemporaryDirectory(prefix="exportlint-dynamic-") as tmp, \
+    with signals_clean_up(), tempfile.TemporaryDirectory(prefix="exportlint-dynamic-") as tmp, \
             _progress(progress) as say:
         workdir = Path(tmp)
         for job in jobs:
-            (workdir / job.id).mkdir()
+            (workdir / job.id / "cwd").mkdir(parents=True)
         settings = {
             "paths": sorted({str(Path(r.path).resolve()) for r in reports}),
             "memory": opts.memory, "seed": opts.seed, "atol": opts.atol, "rtol": opts.rtol,
         }
         payloads = [job.payload(opts, workdir) for job in jobs]
         results = run_jobs(payloads, settings, opts.timeout, workdir, say) if jobs else {}
+        for job in jobs:  # what the model wrote in its working directory, a scratch one
+            results[job.id]["wrote"] = sorted(
+                str(p.relative_to(workdir / job.id / "cwd")) for p in (workdir / job.id / "cwd").rglob("*"))
     for job in jobs:
         judge.add_run(job.where, job.file, results[job.id])
     rows = judge.finish()

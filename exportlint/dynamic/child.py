@@ -42,6 +42,7 @@ def run_job(job: dict, settings: dict, events: Events) -> dict:
     result: dict[str, Any] = {"error": None, "model": None, "forward": None, "inputs": None,
                               "executed": {}, "exporters": []}
     recorder = harness.LineRecorder(files)
+    os.chdir(Path(job["workdir"]) / "cwd")  # what the model writes lands in a scratch directory
     try:
         torch.manual_seed(settings["seed"])
         with recorder:
@@ -50,7 +51,7 @@ def run_job(job: dict, settings: dict, events: Events) -> dict:
             model.eval()
             files.paths.add(os.path.realpath(module.__file__ or job["target"]))
             result["model"] = how
-            result["forward"] = harness.forward_location(model)
+            result["forward"] = harness.forward_location(model, files)
             inputs = harness.make_inputs(model, module, factory_inputs, job["inputs"], job["inputs_source"])
             harness.check_signature(model, inputs)
             dims = harness.resolve_dims(job["dims"], model, inputs)
@@ -62,7 +63,8 @@ def run_job(job: dict, settings: dict, events: Events) -> dict:
                     inputs=result["inputs"], executed=recorder.to_json())
         ctx = exporters.Context(model, inputs, second, harness.leaves(eager_second),
                                 harness.param_names(model, inputs), dims, files,
-                                Path(job["workdir"]), settings["atol"], settings["rtol"])
+                                Path(job["workdir"]), settings["atol"], settings["rtol"],
+                                harness.containers(eager_second))
         for exporter in job["exporters"]:
             events.emit(event="phase", job=job["id"], exporter=exporter)
             outcome = exporters.run(exporter, ctx)

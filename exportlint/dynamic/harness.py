@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.utils import _pytree as pytree
 
-from exportlint.dynamic.locate import Location, UserFiles, failure_points, first_line
+from exportlint.dynamic.locate import Location, UserFiles, failure_points, key_line
 
 FACTORY_NAMES = ("build", "get_model")
 _counter = itertools.count()
@@ -216,21 +216,26 @@ def set_user_files(files: UserFiles) -> None:
 
 
 def _setup_from(kind: str, what: str, exc: BaseException) -> SetupError:
-    detail = first_line(exc)
+    detail = key_line(exc)
     text = f"{what}: {type(exc).__name__}" + (f": {detail}" if detail else "")
     err = SetupError(kind, text, failure_points(exc, _files_for_errors), type(exc).__name__)
     err.__cause__ = exc
     return err
 
 
-def forward_location(model: nn.Module) -> tuple[str, int] | None:
-    fn = type(model).forward
-    try:
-        path = inspect.getsourcefile(fn)
-        _, line = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return None
-    return (os.path.realpath(path), line) if path else None
+def forward_location(model: nn.Module, files: UserFiles) -> tuple[str, int] | None:
+    """Where the model's ``forward`` is defined, looking through decorators (``@torch.no_grad()``
+    wraps it in a function of torch/utils/_contextlib.py), else its class; only in user files."""
+    for obj in (inspect.unwrap(type(model).forward), type(model)):
+        try:
+            path = files.match(inspect.getsourcefile(obj))
+            lines, line = inspect.getsourcelines(obj)
+        except (OSError, TypeError, ValueError):
+            continue
+        if path is not None:  # the `def` / `class` line, after the decorators
+            return path, line + next((i for i, text in enumerate(lines)
+                                      if text.lstrip().startswith(("def ", "async def ", "class "))), 0)
+    return None
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -441,25 +446,29 @@ def fresh_values(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 class LineRecorder:
-    """Which lines of the user files ran, in order of first execution (sys.settrace)."""
+    """Which lines of the user files ran: for each, the order of its first and of its last
+    execution (one counter over all line events, sys.settrace)."""
 
     def __init__(self, files: UserFiles) -> None:
         self.files = files
-        self.order: dict[str, dict[int, int]] = {}
+        self.first: dict[str, dict[int, int]] = {}
+        self.last: dict[str, dict[int, int]] = {}
         self._n = itertools.count()
 
     def _global(self, frame, event, arg):  # noqa: ANN001 (settrace signature)
         path = self.files.match(frame.f_code.co_filename)
         if path is None:
             return None
-        seen = self.order.setdefault(path, {})
+        first = self.first.setdefault(path, {})
+        last = self.last.setdefault(path, {})
 
         def local(frame, event, arg):  # noqa: ANN001
-            if event == "line" and frame.f_lineno not in seen:
-                seen[frame.f_lineno] = next(self._n)
+            if event == "line":
+                n = last[frame.f_lineno] = next(self._n)
+                first.setdefault(frame.f_lineno, n)
             return local
-        if frame.f_lineno not in seen:
-            seen[frame.f_lineno] = next(self._n)
+        n = last[frame.f_lineno] = next(self._n)
+        first.setdefault(frame.f_lineno, n)
         return local
 
     def __enter__(self) -> "LineRecorder":
@@ -470,8 +479,9 @@ class LineRecorder:
         sys.settrace(None)
 
     def to_json(self) -> dict[str, list[list[int]]]:
-        return {p: sorted(([ln, i] for ln, i in lines.items()), key=lambda x: x[1])
-                for p, lines in self.order.items()}
+        """{path: [[line, first, last], ...]} in order of first execution."""
+        return {p: sorted(([ln, i, self.last[p][ln]] for ln, i in lines.items()), key=lambda x: x[1])
+                for p, lines in self.first.items()}
 
 
 def run_eager(model: nn.Module, inputs: Inputs, what: str) -> Any:
@@ -498,6 +508,17 @@ def _is_cuda_error(exc: BaseException) -> bool:
     text = str(exc)
     return ("not compiled with CUDA" in text or "NVIDIA driver" in text
             or "no CUDA GPUs" in text or "CUDA_VISIBLE" in text)
+
+
+def containers(value: Any) -> str | None:
+    """"a dict" / "a list" when ``value`` (a forward's output) holds one, else None."""
+    if isinstance(value, dict):
+        return "a dict"
+    if isinstance(value, list):
+        return "a list of dicts" if any(isinstance(v, dict) for v in value) else "a list"
+    if isinstance(value, tuple):
+        return next((c for c in map(containers, value) if c), None)
+    return None
 
 
 def leaves(value: Any) -> list[torch.Tensor]:

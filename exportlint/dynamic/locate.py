@@ -126,12 +126,25 @@ def tracer_warnings(records: Iterable, files: UserFiles) -> list[dict]:
     return out
 
 
-def first_line(exc: BaseException) -> str:
-    """The first non-empty line of ``exc``'s message (ANSI stripped; "" when there is none)."""
-    for line in strip_ansi(str(exc)).splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return ""
+# Lines that only say that something failed, not what: the next line says what.
+_BOILERPLATE = re.compile(
+    r"(Tracing failed sanity checks!?|Failed to (export|convert) the .*|Constraints violated .*"
+    r"|.*This is step \d/\d .*|Traceback \(most recent call last\):|Exception raised from .*"
+    r"|For more information.*|The following call raised this error:?)$")
+
+
+def key_line(exc: BaseException) -> str:
+    """The line of ``exc``'s message that says what failed (ANSI stripped; "" when empty): the
+    first line that is not boilerplate such as "Tracing failed sanity checks!", with the next
+    line when it ends in ":" (onnxruntime's "... for the following indices" too)."""
+    lines = [ln.strip() for ln in strip_ansi(str(exc)).splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    i = next((i for i, ln in enumerate(lines) if not _BOILERPLATE.match(ln)), 0)
+    text = lines[i].removeprefix("- ")
+    if (text.endswith(":") or text.endswith("indices")) and i + 1 < len(lines):
+        text += " " + lines[i + 1]
+    return text[:300]
 
 
 def root_cause(exc: BaseException) -> BaseException:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,16 +73,34 @@ class DynamicOptions:
         inputs_src = "--input" if self.inputs else "[tool.exportlint.dynamic] inputs"
         inputs = [parse_input(s) for s in (self.inputs or _str_list(cfg, "inputs"))]
         dims = [parse_dynamic_dim(s) for s in (self.dynamic_dims or _str_list(cfg, "dynamic-dims"))]
-        timeout = float(self.timeout if self.timeout is not None else cfg.get("timeout", DEFAULT_TIMEOUT))
-        if timeout <= 0:
-            raise DynamicOptionsError(f"dynamic timeout must be positive, got {timeout}")
+        timeout = _number("timeout", self.timeout if self.timeout is not None
+                          else cfg.get("timeout", DEFAULT_TIMEOUT), positive=True)
         memory_text = self.memory if self.memory is not None else cfg.get("memory")
         memory = parse_memory(memory_text) if memory_text is not None else default_memory()
-        strict = bool(self.strict if self.strict is not None else cfg.get("strict", False))
+        strict = self.strict if self.strict is not None else cfg.get("strict", False)
+        if not isinstance(strict, bool):
+            raise DynamicOptionsError(f"[tool.exportlint.dynamic] strict must be true or false, got {strict!r}")
         exporters = _exporters(self.target, strict, _str_list(cfg, "exporters"))
+        seed = cfg.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise DynamicOptionsError(f"[tool.exportlint.dynamic] seed must be a whole number >= 0, got {seed!r}")
         return Resolved(model, model_file, inputs, inputs_src, dims, timeout, memory, exporters,
-                        float(cfg.get("atol", 1e-4)), float(cfg.get("rtol", 1e-3)),
-                        int(cfg.get("seed", 0)), base)
+                        _number("atol", cfg.get("atol", 1e-4)), _number("rtol", cfg.get("rtol", 1e-3)),
+                        seed, base)
+
+
+def _number(key: str, value: Any, positive: bool = False) -> float:
+    """A finite number (> 0 when ``positive``, else >= 0): nan, inf, negatives and text are errors."""
+    what = "a number > 0" if positive else "a number >= 0"
+    if isinstance(value, bool):
+        raise DynamicOptionsError(f"dynamic {key} must be {what}, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DynamicOptionsError(f"dynamic {key} must be {what}, got {value!r}") from None
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        raise DynamicOptionsError(f"dynamic {key} must be {what}, got {value!r}")
+    return number
 
 
 def _str_list(cfg: dict, key: str) -> list[str]:

@@ -4,22 +4,31 @@ One worker (``python -m exportlint.dynamic.child``) serves the model files one a
 other, so ``import torch`` and the exporters' first-use costs are paid once.  When it hangs
 past a model's timeout, crashes or is killed, that model gets a result saying so and a fresh
 worker carries on with the next model.  The user's stdout/stderr go to a log file.
+
+Every process the worker starts, also in a new session or after its parent died, inherits
+``EXPORTLINT_DYNAMIC_RUN=<token>`` in its environment: when a worker ends (done, timed out,
+or the run is interrupted) every process carrying the run's token is killed, with the
+worker's process group.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 POLL_SECONDS = 0.2
 STARTUP_GRACE = 120.0  # on top of the timeout for the worker's `import torch` & co.
+TAG = "EXPORTLINT_DYNAMIC_RUN"
 
 Progress = Callable[[str], None]
 
@@ -32,8 +41,10 @@ class Worker:
     settings: dict
     workdir: Path
     number: int
+    token: str
     events: list[dict] = field(default_factory=list)
     _offset: int = 0
+    proc: subprocess.Popen | None = None
 
     def start(self) -> None:
         self.jobs_file = self.workdir / f"jobs-{self.number}.json"
@@ -46,7 +57,7 @@ class Worker:
                 [sys.executable, "-m", "exportlint.dynamic.child", str(self.jobs_file),
                  str(self.events_file)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, env=_child_env(),
+                start_new_session=True, env=_child_env(self.token), cwd=self.workdir,
             )
 
     def poll(self) -> list[dict]:
@@ -61,10 +72,20 @@ class Worker:
         return new
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        """Kill the worker's process group and every process that carries the run's token
+        (what the model started, also in a new session); wait for the worker."""
+        if self.proc is None:
+            return
+        for _ in range(20):  # until no tagged process is left (they may fork meanwhile)
+            tagged = tagged_pids(self.token)
+            for pid, group in [(self.proc.pid, True)] + [(p, False) for p in tagged]:
+                try:
+                    (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if not tagged:
+                break
+            time.sleep(0.05)
         self.proc.wait()
 
     def log_tail(self, where: str, lines: int = 3) -> str:
@@ -74,10 +95,35 @@ class Worker:
         return " | ".join(kept[-lines:])
 
 
-def _child_env() -> dict[str, str]:
+def tagged_pids(token: str) -> list[int]:
+    """Processes whose environment carries the run's token (Linux /proc; [] elsewhere)."""
+    needle = f"{TAG}={token}".encode()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:  # gone, or another user's
+            continue
+        if needle in env.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def _child_env(token: str) -> dict[str, str]:
+    """The worker's environment: the run's token; PYTHONPATH absolute (the worker runs in a
+    scratch directory), exportlint importable even if not installed."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # exportlint importable even if not installed
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    raw = env.get("PYTHONPATH")  # an empty entry is the working directory: this one
+    entries = [os.path.abspath(p or os.curdir) for p in raw.split(os.pathsep)] if raw else []
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2])] + entries)
+    env[TAG] = token
     return env
 
 
@@ -88,13 +134,50 @@ def run_jobs(jobs: list[dict], settings: dict, timeout: float, workdir: Path,
     where = {j["id"]: j["where"] for j in jobs}
     remaining = list(jobs)
     number = 0
+    token = secrets.token_hex(8)
     while remaining:
-        worker = Worker(remaining, settings, workdir, number)
+        worker = Worker(remaining, settings, workdir, number, token)
         number += 1
-        worker.start()
-        _watch(worker, timeout, results, where, progress)
+        try:
+            worker.start()
+            _watch(worker, timeout, results, where, progress)
+        finally:  # done, timed out, crashed or interrupted: nothing of it outlives the run
+            worker.kill()
         remaining = [j for j in remaining if j["id"] not in results]
     return results
+
+
+class Interrupted(BaseException):
+    """SIGTERM or SIGHUP arrived during the dynamic pass (raised so that clean-up runs)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def signals_clean_up() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`Interrupted` inside the block (SIGINT already raises
+    KeyboardInterrupt), so that the worker is killed and the scratch directory removed; after
+    the block, die of that signal as the default action would have."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_(signum: int, frame: object) -> None:
+        raise Interrupted(signum)
+    caught = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+    old = {s: signal.signal(s, raise_) for s in caught}
+    try:
+        yield
+    except Interrupted as exc:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        os.kill(os.getpid(), exc.signum)  # the old handler (default: terminate) takes it from here
+        raise
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 def _watch(worker: Worker, timeout: float, results: dict[str, dict], where: dict[str, str],

@@ -111,4 +111,7 @@ def parse_memory(value: str | int) -> int:
     if not m:
         raise SpecError(f"memory limit {value!r}: expected a size like 8G or 512M")
     unit = {"": 2**20, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[m.group(2).upper()]
-    return int(float(m.group(1)) * unit)
+    size = int(float(m.group(1)) * unit)
+    if size < 2**26:  # below 64 MiB not even `import torch` fits
+        raise SpecError(f"memory limit {value!r}: too small for the worker (at least 64M; 8G is typical)")
+    return size

@@ -28,21 +28,30 @@ def render_summary(rows: list[dict[str, Any]], console: Any) -> None:
         return
     wide = console.width >= 110  # the message column only where it has room
     table = Table(title="dynamic pass", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"no_wrap": True}),
+    for name, kw in (("model", {"overflow": "fold"}), ("exporter", {"overflow": "fold"}),
                      ("status", {"no_wrap": True}), ("time", {"justify": "right", "no_wrap": True}),
                      ("max abs diff", {"justify": "right", "no_wrap": True}),
-                     ("first message line", {"overflow": "fold", "ratio": 1})):
-        if wide or name != "first message line":
+                     ("message", {"overflow": "fold", "ratio": 1})):
+        if wide or name != "message":
             table.add_column(name, **kw)
     for r in rows:
         status = r["status"]
         message = r.get("message") or ""
         if r.get("exception"):
             message = f"{r['exception']}: {message}"
-        cells = [r["path"], r["exporter"], f"[{STYLE.get(status, '')}]{status}[/]",
+        exporter = r["exporter"] + (f"\n[dim]{_escape(r['settings'])}[/]" if r.get("settings") else "")
+        cells = [r["path"], exporter, f"[{STYLE.get(status, '')}]{status}[/]",
                  _seconds(r.get("seconds")), _diff(r.get("max_abs_diff")), _escape(message[:200])]
         table.add_row(*cells[:len(table.columns)])
     console.print(table)
+    wrote: dict[str, list[str]] = {}
+    for r in rows:
+        wrote.setdefault(r["model"], r.get("wrote") or [])
+    for model, names in wrote.items():
+        if names:
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            console.print(f"note: {_escape(model)} wrote {len(names)} file(s) in its working directory, "
+                          f"a scratch directory of the dynamic pass, deleted since: {_escape(shown)}")
 
 
 def _escape(text: str) -> str:

@@ -35,6 +35,9 @@ _HINTS = {
               "(see the rule's documentation), or keep it out of the exported path.",
     "EXL091": "The exported artifact computes something else than eager here: keep the value a "
               "tensor (no Python numbers, branches or constants taken from the example).",
+    "run": "The export succeeded but the exported program rejects the second input: it was "
+           "specialised to the example (a guard); declare the dims that vary (--dynamic-dim) or "
+           "keep the value that varies a tensor.",
     "setup": "Make the model runnable without arguments: a build() factory and example_inputs() "
              "in the model file, or --model FILE:Factory and --input SHAPE.",
 }
@@ -175,8 +178,9 @@ class Judge:
 
     def _new_findings(self, run: "_Run", o: dict, scope: list[Diagnostic]) -> None:
         if o["status"] in FAILED:
-            code, locs, status, verb = "EXL090", run.points(o), "confirmed", " failed:"
-            what = _exc_text(o)
+            code, locs, status = "EXL090", run.points(o), "confirmed"
+            verb = ":" if o.get("phase") == "run" else " failed:"
+            what = _failure_text(o)
         elif o["status"] == "diverges":
             code, locs, status, verb = "EXL091", run.implicated(o), "diverges", ":"
             what = (o["message"] or "the artifact disagrees with eager") + _reason(o)
@@ -186,12 +190,14 @@ class Judge:
             return
         where = locs[0] if locs else run.forward
         if not locs:
-            what += " (no user line could be recovered; reported at forward)"
+            what += (" (no user line could be recovered; reported at forward)" if run.forward_known
+                     else " (no user line could be recovered; reported at the top of the model file)")
         self._add_new(code, where, f"{o['exporter']}{verb} {what}", o["exporter"],
-                      Verdict(status, o["exporter"], what, o.get("max_abs_diff")))
+                      Verdict(status, o["exporter"], what, o.get("max_abs_diff")),
+                      "run" if o.get("phase") == "run" else None)
 
     def _add_new(self, code: str, where: Loc, message: str, exporter: str | None,
-                 verdict: Verdict) -> None:
+                 verdict: Verdict, hint: str | None = None) -> None:
         path, line = where
         key = (path, line, code)
         if key in self.new:
@@ -206,8 +212,8 @@ class Judge:
             path=self._report_for(path).path, line=line, column=indent + 1, end_line=line,
             end_column=max(len(text.rstrip()), indent) + 1, code=code, name=rule.name,
             severity=rule.severity(self.target), target=self.target, message=message,
-            hint=_HINTS["setup" if code == SETUP_CODE and verdict.status == "not-verifiable"
-                        else code], url=rule.url)
+            hint=_HINTS[hint or ("setup" if code == SETUP_CODE and verdict.status == "not-verifiable"
+                                 else code)], url=rule.url)
         d.dynamic = verdict.as_dict()
         self.new[key] = d
 
@@ -230,11 +236,14 @@ class Judge:
 class _Run:
     def __init__(self, result: dict, file: str, scope: list[Diagnostic], sources: Sources) -> None:
         self.file = file
-        self.executed: dict[str, dict[int, int]] = {
-            real(p): {int(ln): int(i) for ln, i in pairs if ln > 0}
+        # {path: {line: (order of its first execution, of its last)}}
+        self.executed: dict[str, dict[int, tuple[int, int]]] = {
+            real(p): {int(ln): (int(i), int(rest[0]) if rest else int(i)) for ln, i, *rest in pairs
+                      if ln > 0}
             for p, pairs in (result.get("executed") or {}).items()}
         fwd = result.get("forward")
         self.forward: Loc = (real(fwd[0]), int(fwd[1])) if fwd else (file, 1)
+        self.forward_known = bool(fwd)
         self.outcomes: list[dict] = result.get("exporters") or []
         for o in self.outcomes:  # an export-mode branch makes the artifact differ by design
             if o["status"] == "diverges" and not o.get("implicated"):
@@ -258,9 +267,18 @@ class _Run:
         return [(real(p), int(ln)) for p, ln, *_ in o.get("implicated", [])]
 
     def order(self, d: Diagnostic) -> int | None:
+        """When the finding's lines first ran in the eager example run (None: never)."""
+        hits = self._runs(d)
+        return min(first for first, _ in hits) if hits else None
+
+    def last_run(self, d: Diagnostic) -> int | None:
+        """When the finding's lines last ran (a loop body or a helper called twice runs again)."""
+        hits = self._runs(d)
+        return max(last for _, last in hits) if hits else None
+
+    def _runs(self, d: Diagnostic) -> list[tuple[int, int]]:
         lines = self.executed.get(real(d.path), {})
-        hits = [lines[ln] for ln in range(d.line, d.end_line + 1) if ln in lines]
-        return min(hits) if hits else None
+        return [lines[ln] for ln in range(d.line, d.end_line + 1) if ln in lines]
 
     def judge(self, d: Diagnostic) -> Verdict | None:
         reached = self.order(d) is not None
@@ -282,21 +300,22 @@ class _Run:
             return Verdict("not-verifiable", unknown[0][0]["exporter"], unknown[0][1])
         passed = [o["exporter"] for o, (kind, _) in per if kind == "pass"]
         stopped = [why for _, (kind, why) in per if kind == "stopped"]
+        if stopped:  # an exporter stops at its first failure: what runs after it was never checked
+            text = _join_stopped(stopped)
+            text += f" (it ran under {', '.join(passed)} without problems)" if passed else ""
+            return Verdict("not-verifiable", None, text)
         if passed:
             text = f"ran under {', '.join(passed)} without problems"
-            text += f"; {_join_stopped(stopped)}" if stopped else ""
             if d.code in SHAPE_CODES and not self.resized:
                 text += (" with the example's sizes only (no dynamic dim declared: add "
                          "--dynamic-dim to check other sizes)")
             return Verdict("passes", passed[0], text)
-        if stopped:
-            return Verdict("not-verifiable", None, _join_stopped(stopped))
         return Verdict("not-verifiable", None, "no exporter could be run on this machine")
 
     def _classify(self, d: Diagnostic, o: dict, tied: set[int], warned: set[int]) -> tuple[str, Any]:
         """(kind, why) of one exporter for one finding; kind: pass, confirmed, diverges,
         unknown (a problem with no user line, or a TracerWarning: could be this one),
-        stopped (failed earlier; why = (exporter, failing line))."""
+        stopped (runs after the first failure; why = (exporter, failing line))."""
         if o["status"] == "ok" and id(d) in warned:
             return "unknown", (f"{o['exporter']} baked a value here ({_warning_text(d, o)}) but its "
                                "artifact matched eager on the second input, which may not take "
@@ -306,18 +325,20 @@ class _Run:
         failed = o["status"] in FAILED
         if id(d) in tied:
             if failed:
-                return "confirmed", _exc_text(o)
+                return "confirmed", _failure_text(o)
             return "diverges", (o["message"] or "the artifact disagrees with eager") + _reason(o, d)
         locs = self.locations(o)
         if not locs:
-            verb = "failed" if failed else "diverges from eager"
+            verb = "diverges from eager" if not failed else (
+                "exported, but its program raised on the second input" if o.get("phase") == "run"
+                else "failed")
             what = _exc_text(o) if failed else o["message"]
             return "unknown", f"{o['exporter']} {verb} without naming a line ({what}); this may be the cause"
         if not failed:
             return "pass", ""  # the divergence was located at other lines
-        first = sorted((self.executed[p][ln], ln) for p, ln in locs if ln in self.executed.get(p, {}))
+        first = sorted((self.executed[p][ln][0], ln) for p, ln in locs if ln in self.executed.get(p, {}))
         line = first[0][1] if first else locs[0][1]
-        if not first or (self.order(d) or 0) > first[0][0]:
+        if not first or (self.last_run(d) or 0) > first[0][0]:  # (also) runs after the failing line
             return "stopped", (o["exporter"], line)
         if tied:  # this line ran, and was captured, before a failure another finding explains
             return "pass", ""
@@ -354,17 +375,34 @@ def _provenance(d: Diagnostic) -> set[Loc]:
 
 
 def _join_stopped(stopped: list[tuple[str, int]]) -> str:
-    """"torch.export and onnx-dynamo failed earlier, at line 20, ..." from (exporter, line) pairs."""
+    """"after the first failure: torch.export and onnx-dynamo failed at line 20 ..." from
+    (exporter, line) pairs."""
     by_line: dict[int, list[str]] = {}
     for exporter, line in stopped:
         by_line.setdefault(line, []).append(exporter)
-    return "; ".join(f"{' and '.join(names)} failed earlier, at line {line}, before reaching this line"
-                     for line, names in by_line.items())
+    failed = "; ".join(f"{' and '.join(names)} failed at line {line}" for line, names in by_line.items())
+    return (f"after the first failure: {failed} and stopped there, and this line (also) runs after "
+            "that point; fix that failure and run again to check this line")
 
 
 def _exc_text(o: dict) -> str:
     exc, msg = o.get("exception"), o.get("message") or ""
     return f"{exc}: {msg}" if exc and msg else (exc or msg)
+
+
+_GUARD_WORDS = ("Guard failed", "Runtime assertion failed", "Expected input at", "invalid dimensions",
+                "Got invalid", "to be equal to")
+
+
+def _failure_text(o: dict) -> str:
+    """What went wrong: the exception, or for the ``run`` phase that the export succeeded and
+    the exported program raised on the second input (a guard, when the message shows one)."""
+    text = _exc_text(o)
+    if o.get("phase") != "run":
+        return text
+    guard = any(w in text for w in _GUARD_WORDS)
+    return ("exported, then the exported program raised on the second input" + (
+        " (a guard: the program only accepts inputs like the example)" if guard else "") + f": {text}")
 
 
 def _reason(o: dict, d: Diagnostic | None = None) -> str:
@@ -390,10 +428,13 @@ def _rows(where: str, result: dict) -> list[dict[str, Any]]:
     rows = [{"model": model, "path": where, "exporter": o["exporter"], "status": o["status"],
              "phase": o.get("phase"), "exception": o.get("exception"),
              "message": (o.get("message") or None), "seconds": o.get("seconds"),
-             "max_abs_diff": o.get("max_abs_diff")} for o in result.get("exporters") or []]
+             "max_abs_diff": o.get("max_abs_diff"), "settings": o.get("settings"),
+             "wrote": result.get("wrote", [])}
+            for o in result.get("exporters") or []]
     err = result.get("error")
     if err:
         rows.append({"model": model, "path": where, "exporter": "setup", "status": "error",
                      "phase": err["kind"], "exception": err.get("exception"),
-                     "message": err["message"], "seconds": None, "max_abs_diff": None})
+                     "message": err["message"], "seconds": None, "max_abs_diff": None,
+                     "settings": None, "wrote": result.get("wrote", [])})
     return rows

@@ -33,7 +33,7 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.
 _VERDICT = {
     "confirmed": ("✔ confirmed", "by"),
     "diverges": ("✔ confirmed, the exported output diverges", "under"),
-    "passes": ("✘ not reproduced: exported fine", "with"),
+    "passes": ("○ passes: exported fine", "with"),
     "not-verifiable": ("? not verifiable", "with"),
     "not-reached": ("– not reached", "by"),
 }
@@ -72,7 +72,7 @@ def _dynamic_line(dynamic: dict) -> str:
     exporter = dynamic.get("exporter")
     message = dynamic.get("message")
     if status == "passes" and message:  # the message already names the exporters it ran under
-        what, exporter = "✘ not reproduced", None
+        what, exporter = "○ passes", None
     head = f"{what} {preposition} {exporter}" if exporter else what
     diff = dynamic.get("max_abs_diff")
     tail = f": {message}" if message else ""

@@ -191,7 +191,7 @@ def _lint(args: argparse.Namespace) -> int:
     result = _collect(args, settings)
     for path in result.missing:
         _error(f"path does not exist: {path}")
-    dynamic_summary = _run_dynamic(args, result.reports, settings) if args.dynamic else None
+    dynamic_summary = _run_dynamic(args, result.reports, settings, result.context) if args.dynamic else None
 
     from exportlint.reporters import RenderContext
 
@@ -273,7 +273,7 @@ def _write(output: str, output_file: str | None) -> None:
 # Dynamic pass
 
 
-def _run_dynamic(args: argparse.Namespace, reports: list[FileReport], settings: Settings) -> list[dict]:
+def _run_dynamic(args: argparse.Namespace, reports: list[FileReport], settings: Settings, context: Any = None) -> list[dict]:
     try:
         from exportlint.dynamic import DynamicOptions, DynamicOptionsError, run_dynamic
     except ImportError as e:
@@ -289,7 +289,7 @@ def _run_dynamic(args: argparse.Namespace, reports: list[FileReport], settings: 
         base=str(settings.root) if settings.config_file else None,
     )
     try:
-        rows = run_dynamic(reports, options, progress=False if args.quiet else None)
+        rows = run_dynamic(reports, options, progress=False if args.quiet else None, context=context)
     except DynamicOptionsError as e:
         raise UsageError(str(e)) from None
     except OSError as e:  # e.g. --summary-json cannot be written

@@ -65,6 +65,7 @@ class InputSpec:
     shape: tuple[int | None, ...] | None = None  # literal sizes (None: not a literal)
     is_tensor: bool | None = None  # None: not known
     span: Span | None = None
+    dtype: str | None = None  # "int64" for torch.randint, None: floating point (the factories' default)
 
 
 @dataclass(frozen=True)

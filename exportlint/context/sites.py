@@ -414,15 +414,16 @@ class _File:
             value, _ = self.last_assignment(node.id, line, scope, module)
             if value is not None:
                 inner = self.example(value, line, scope, module, depth + 1)
-                return InputSpec(text, inner.shape, inner.is_tensor, span)
+                return InputSpec(text, inner.shape, inner.is_tensor, span, inner.dtype)
         if isinstance(node, ast.Call):
             qual = self.qualify(node.func) or ""
             fname = qual.split(".")[-1] if qual.startswith("torch.") else ""
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_OBJECT | {"contiguous"} and not fname:
                 inner = self.example(node.func.value, line, scope, module, depth + 1)
-                return InputSpec(text, inner.shape, inner.is_tensor, span)
+                return InputSpec(text, inner.shape, inner.is_tensor, span, inner.dtype)
             if fname in _FACTORIES | _FULL | {"randint", "tensor", "as_tensor", "from_numpy", "arange", "linspace"}:
-                return InputSpec(text, self._factory_shape(node, fname, line, scope, module), True, span)
+                dtype = "int64" if fname == "randint" else None
+                return InputSpec(text, self._factory_shape(node, fname, line, scope, module), True, span, dtype)
         if isinstance(node, ast.Constant) or isinstance(node, (ast.Dict, ast.Tuple, ast.List)):
             return InputSpec(text, None, False if isinstance(node, (ast.Constant, ast.Dict)) else None, span)
         return InputSpec(text, None, None, span)

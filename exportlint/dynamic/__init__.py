@@ -28,7 +28,7 @@ __all__ = ["DynamicOptions", "DynamicOptionsError", "run_dynamic", "render_summa
 
 
 def run_dynamic(reports: list[FileReport], options: DynamicOptions,
-                progress: Callable[[str], None] | bool | None = None) -> list[dict[str, Any]]:
+                progress: Callable[[str], None] | bool | None = None, context: Any = None) -> list[dict[str, Any]]:
     """Run the exporters of ``options.target`` on each model file and judge the findings.
 
     Mutates ``reports``: every diagnostic gets ``.dynamic`` (``{status, exporter, message,
@@ -37,11 +37,12 @@ def run_dynamic(reports: list[FileReport], options: DynamicOptions,
     receiving one-line status texts, ``False`` for none, ``None`` for a spinner on stderr when
     stderr is a terminal.  Raises :class:`DynamicOptionsError` for usage errors only (malformed
     options, torch missing, summary JSON not writable); what goes wrong with the user's model
-    becomes diagnostics and rows.
+    becomes diagnostics and rows.  ``context``: the lint run's export context; its export calls
+    say which models to build and with which inputs when no model is given.
     """
     opts = options.resolved()
     _check_environment(options.summary_json)
-    jobs = plan_jobs(reports, opts)
+    jobs = plan_jobs(reports, opts, context)
     judge = Judge(reports, options.target)
     with signals_clean_up(), tempfile.TemporaryDirectory(prefix="exportlint-dynamic-") as tmp, \
             _progress(progress) as say:

@@ -152,19 +152,25 @@ class Job:
     id: str
     file: Path  # the model's source file (resolved)
     where: str  # how to name it to the user: the file's path (relative when under the cwd)
+    # From an export call of the linted files (no --model): its root class, example inputs and dims.
+    attr: str | None = None
+    inputs: list[InputSpec] | None = None
+    dims: list[DynamicDim] | None = None
+    source: str = ""
 
     def payload(self, opts: Resolved, workdir: Path) -> dict:
         model = opts.model  # set: this is the only job, built from the model spec
+        inputs = opts.inputs or self.inputs or []
         return {
             "id": self.id,
             "target": model.target if model is not None and not model.is_file else str(self.file),
-            "attr": model.attr if model is not None else None,
+            "attr": model.attr if model is not None else self.attr,
             "where": self.where,
             "file": str(self.file),
             "base": str(_import_root(self.file, model)),
-            "inputs": [s.to_json() for s in opts.inputs] or None,
-            "inputs_source": opts.inputs_source,
-            "dims": [d.to_json() for d in opts.dims],
+            "inputs": [s.to_json() for s in inputs] or None,
+            "inputs_source": opts.inputs_source if opts.inputs or not self.inputs else self.source,
+            "dims": [d.to_json() for d in (opts.dims or self.dims or [])],
             "exporters": list(opts.exporters),
             "workdir": str(workdir / self.id),
         }
@@ -178,18 +184,47 @@ def _import_root(file: Path, model: ModelSpec | None) -> Path:
     return file.parents[depth]
 
 
-def plan_jobs(reports: list[FileReport], opts: Resolved) -> list[Job]:
-    """One job per model file: the --model/config one, else each linted file that defines an
-    ``nn.Module`` subclass (a class whose base's name ends in ``Module``) or a
-    ``build()``/``get_model()`` factory."""
+def plan_jobs(reports: list[FileReport], opts: Resolved, context: Any = None) -> list[Job]:
+    """One job per model file: the --model/config one; else, when the linted files' export calls
+    decide what is exported (see ``exportlint sites``), one per exported root class, built with no
+    arguments from the root's file, with the call's example inputs and dynamic dims; else each
+    linted file that defines an ``nn.Module`` subclass (a class whose base's name ends in
+    ``Module``) or a ``build()``/``get_model()`` factory."""
     if opts.model_file is not None:
         rel = os.path.relpath(opts.model_file)
         return [Job("0", opts.model_file, str(opts.model_file) if rel.startswith("..") else rel)]
+    if context is not None and context.restricts:
+        return _site_jobs(context)
     jobs = []
     for report in reports:
         if report.skipped or not _defines_model(report):
             continue
         jobs.append(Job(str(len(jobs)), Path(report.path).resolve(), report.path))
+    return jobs
+
+
+def _site_jobs(context: Any) -> list[Job]:
+    jobs: list[Job] = []
+    seen: set[tuple[str, str]] = set()
+    for scope_sites in context.scopes().values():
+        for site in scope_sites:
+            root = site.root
+            if (root.path, root.name) in seen:
+                continue
+            seen.add((root.path, root.name))
+            inputs = None
+            if site.inputs and all(i.shape is not None and None not in i.shape for i in site.inputs):
+                inputs = [InputSpec(tuple(i.shape), i.dtype or "float32") for i in site.inputs]
+            dims = [
+                DynamicDim(str(key if isinstance(key, str) else root.params[key] if key < len(root.params) else key),
+                           d, spec.name if spec.kind in ("named", "string") and spec.name else f"{key}_{d}")
+                for key, per in site.dims.items() for d, spec in sorted(per.items()) if spec.dynamic
+                and (isinstance(key, str) and key in root.params or isinstance(key, int))
+            ]
+            rel = os.path.relpath(root.path)
+            jobs.append(Job(str(len(jobs)), Path(root.path), root.path if rel.startswith("..") else rel,
+                            attr=root.name, inputs=inputs, dims=dims,
+                            source=f"the example of `{site.func}` at {os.path.relpath(site.path)}:{site.span.line}"))
     return jobs
 
 

@@ -255,11 +255,11 @@ class _ProgressBar:
         self._progress.stop()
 
 
-def export_context(texts: dict[str, str], settings: Settings, project: Any) -> Any:
+def export_context(texts: dict[str, str], settings: Settings, project: Any, partial: bool = False) -> Any:
     """The run's export context (export calls of the linted files, declared roots)."""
     from exportlint.context import build_context
 
-    return build_context(texts, settings, project)
+    return build_context(texts, settings, project, partial)
 
 
 def site_diagnostics(context: Any, settings: Settings) -> dict[str, list[Diagnostic]]:
@@ -342,7 +342,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
     if sources.skipped(path):
         return FileReport(path=path)
     tune_gc()
-    context = export_context({path: text}, settings, None)
+    context = export_context({path: text}, settings, None, partial=True)
     raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True, context=context) if d.path == path]
     raw += site_diagnostics(context, settings).get(path, [])
     return finalize(path, raw, settings, sources)

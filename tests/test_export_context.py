@@ -404,3 +404,18 @@ def test_spec_of_an_export_call_uses_its_root_and_example_and_says_why_it_cannot
     assert out.returncode == 0 and "torch.randn(4, 3, 32, 48)" in out.stdout and "Net(...)" in out.stdout
     bad = run("export.py:1")
     assert bad.returncode == 2 and "no export call starts on that line" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_an_editor_buffer_with_declared_roots_elsewhere_is_linted_without_error(tmp_path):
+    from exportlint.runner import lint_text
+
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/models.py": MODEL, "pyproject.toml": """
+        [tool.exportlint.export]
+        roots = ["pkg.models:Net"]
+        """})
+    settings = load_settings(tmp_path)
+    other = lint_text("import torch\nfrom torch import nn\n\nclass A(nn.Module):\n    def forward(self, x):\n"
+                      "        return x.item()\n", str(tmp_path / "pkg" / "other.py"), settings)
+    assert [d.code for d in other.diagnostics] == ["EXL001"]  # the buffer alone: linted as exported
+    inside = lint_text((tmp_path / "pkg" / "models.py").read_text(), str(tmp_path / "pkg" / "models.py"), settings)
+    assert {d.line for d in inside.diagnostics} == {15}  # Net only: the declared root

@@ -21,8 +21,10 @@ class ContextError(ValueError):
     """A declared root that does not resolve (a usage error: exit 2, one line)."""
 
 
-def build_context(texts: dict[str, str], settings: Any, project: Any) -> ExportContext:
-    """Sites of every linted file (in path and line order), then the declared roots."""
+def build_context(texts: dict[str, str], settings: Any, project: Any, partial: bool = False) -> ExportContext:
+    """Sites of every linted file (in path and line order), then the declared roots.  ``partial``:
+    ``texts`` is part of the project (an editor buffer): declared roots in other files are left out
+    instead of being an error."""
     declared = getattr(settings, "export", None)
     version = declared.torch_version if declared is not None else None
     sites: list[Site] = []
@@ -33,8 +35,12 @@ def build_context(texts: dict[str, str], settings: Any, project: Any) -> ExportC
     if declared is not None and not declared.empty:
         from exportlint.context.declared import declared_sites
 
+        if project is None:
+            from exportlint.analysis.project import Project
+
+            project = Project(list(texts))
         try:
-            sites += declared_sites(declared, str(settings.root), project)
+            sites += declared_sites(declared, str(settings.root), project, skip_missing=partial)
         except ValueError as e:
             raise ContextError(f"[tool.exportlint.export] / --root: {e}") from None
     return ExportContext(sites, settings.target if getattr(settings, "target_explicit", False) else None)

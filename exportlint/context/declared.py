@@ -91,13 +91,16 @@ def _strings(value: Any, key: str) -> list[str]:
     return value
 
 
-def declared_sites(decl: Declared, base: str, project: Any) -> list[Site]:
+def declared_sites(decl: Declared, base: str, project: Any, skip_missing: bool = False) -> list[Site]:
     """One Site per declared root, resolved in the linted files; ValueError when a root does not
-    name a Module class of the linted files, or a dim names no forward parameter."""
+    name a Module class of the linted files (``skip_missing``: a root outside them is left out), or
+    a dim names no forward parameter."""
     sites = []
     for text in decl.roots:
         spec = parse_model(text)
         path = _root_file(spec, base, project)
+        if path is None and skip_missing:
+            continue
         if path is None:
             raise ValueError(f"roots: {text!r}: {spec.target} is not among the linted files")
         index = project.index(path)

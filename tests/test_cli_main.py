@@ -405,7 +405,7 @@ def fake_dynamic(monkeypatch, error=None):
         def __init__(self, **kwargs):
             seen["options"] = kwargs
 
-    def run_dynamic(reports, options, progress=None):
+    def run_dynamic(reports, options, progress=None, context=None):
         if error:
             raise DynamicOptionsError(error)
         for r in reports:

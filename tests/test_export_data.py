@@ -138,6 +138,9 @@ def test_removed_parameters_and_dynamo_default():
     assert row["removed_in"] == "1.11"
     assert data.removed_parameter("torch.onnx.export", "use_external_data_format")["replacement"] == "external_data"
     assert data.removed_parameter("torch.onnx.export", "opset_version") is None
+    for row in data.exporter_signatures()["removed_parameters"]:  # what a finding's message quotes
+        assert row["removed_in"] and row["evidence"], row["parameter"]
+        assert data.exporter_signature(row["function"], "2.13").accepts(row["parameter"]) is False
     assert [data.dynamo_default(v) for v in ("2.5", "2.8.0", "2.9", "2.13.0+cpu", "3.1")] == [False, False, True, True, True]
     assert data.dynamo_default("1.13") is None
     assert (data.default_opset(dynamo=False), data.default_opset(dynamo=True)) == (20, 20)

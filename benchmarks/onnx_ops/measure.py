@@ -37,6 +37,21 @@ STATUSES = {
 }
 
 
+FIELDS = {
+    "form": "the source form measured",
+    "match": "how source code spells the op (see match_format)",
+    "legacy.min_opset": "lowest opset from which every higher one converts (ok or mismatch); null: none of 9-20",
+    "legacy.status": "status per opset 9-20",
+    "legacy.mismatch_opsets": "opsets where the model ran but disagreed with eager",
+    "legacy.error": "the error at the highest failing opset",
+    "dynamo.converts": "the default dynamo export (opset_version unset) converted",
+    "dynamo.error": "its error; cause: the innermost exception",
+    "dynamo.status_by_opset": "outcome of opset_version=k for k in 9-18 (kept_18: the exporter silently kept 18)",
+    "dynamo.lowest_opset": "lowest opset_version the dynamo exporter really produces (all higher ones too)",
+    "dynamo.lowest_confirmed": "a real export at lowest_opset produced that opset and ran",
+}
+
+
 def run_workers(ids: list[str], chunk: int, timeout: int) -> dict[str, dict]:
     """RESULT rows of probe.py for ids, several ops per worker process."""
     results: dict[str, dict] = {}
@@ -136,7 +151,8 @@ def write_table(entries: list[dict], partial_runs: list[str]) -> dict:
         "versions": versions(),
         "legacy_opsets": [9, 20],
         "statuses": STATUSES,
-        "match_format": "see benchmarks/onnx_ops/ops.py",
+        "fields": FIELDS,
+        "match_format": "see benchmarks/onnx_ops/ops.py (module docstring)",
         "ops": entries,
     }
     write_json(DATA, doc)

@@ -76,9 +76,11 @@ DOCUMENTED = {
         (["2.9"], "documented", _ONNX_29.format(dynamo="True"),
          "docstring `versionchanged:: 2.9` (dynamo True by default), pytorch#159646; fallback default False: "
          "pytorch#162726", []),
-        (["2.10", "2.11", "2.12"], "inferred", _ONNX_29.format(dynamo="True"),
-         "between documented 2.9 and measured 2.13; `fallback` is absent in 2.13, when it went is not established",
-         ["fallback"]),
+        (["2.10", "2.11"], "inferred", _ONNX_29.format(dynamo="True"),
+         "as 2.9; `fallback` removed by pytorch#173189 (23 Jan 2026), near the 2.10 release: which of 2.10 / 2.11 "
+         "first lacks it is not established", ["fallback"]),
+        (["2.12"], "inferred", _ONNX_29.format(dynamo="True").replace("fallback=False, ", ""),
+         "as 2.9 without `fallback` (pytorch#173189, Jan 2026)", []),
     ],
     "torch.export.export": [
         (["2.0"], "documented", None, "torch.export was introduced in 2.1 (2.0 had torch._export only)", []),
@@ -126,15 +128,15 @@ REMOVED = [
      "replacement": None, "why": "parameter names are always kept", "evidence": "pytorch#64370, #67277"},
     {"function": "torch.onnx.export", "parameter": "strip_doc_string", "deprecated_in": "1.10", "removed_in": "1.11",
      "replacement": "verbose", "why": "doc strings are kept when verbose=True", "evidence": "pytorch#64371, #67278"},
-    {"function": "torch.onnx.export", "parameter": "aten", "deprecated_in": None, "removed_in": "1.10",
+    {"function": "torch.onnx.export", "parameter": "aten", "deprecated_in": None, "removed_in": "before 2.0",
      "replacement": "operator_export_type", "why": "operator_export_type=OperatorExportTypes.ONNX_ATEN",
-     "evidence": "torch/onnx/__init__.py of 1.8 vs 1.10"},
-    {"function": "torch.onnx.export", "parameter": "export_raw_ir", "deprecated_in": None, "removed_in": "1.9",
+     "evidence": "present in 1.x torch/onnx/__init__.py snapshots, absent from 2.0's torch/onnx/utils.py"},
+    {"function": "torch.onnx.export", "parameter": "export_raw_ir", "deprecated_in": None, "removed_in": "before 2.0",
      "replacement": "operator_export_type", "why": "operator_export_type=OperatorExportTypes.RAW",
-     "evidence": "torch/onnx/__init__.py of 1.8 vs 1.9"},
-    {"function": "torch.onnx.export", "parameter": "fallback", "deprecated_in": None, "removed_in": None,
-     "replacement": "dynamo=False", "why": "added in 2.5; absent in 2.13 (measured), the release that removed it "
-     "is not established", "evidence": "measured"},
+     "evidence": "present in 1.x torch/onnx/__init__.py snapshots, absent from 2.0's torch/onnx/utils.py"},
+    {"function": "torch.onnx.export", "parameter": "fallback", "deprecated_in": None, "removed_in": "2.11",
+     "replacement": "dynamo=False", "why": "added in 2.5; to fall back, call torch.onnx.export(..., dynamo=False) "
+     "yourself when the dynamo export raises", "evidence": "pytorch#173189 (Jan 2026); absent in 2.13 (measured)"},
     {"function": "torch.export.export", "parameter": "constraints", "deprecated_in": "2.2", "removed_in": "2.3",
      "replacement": "dynamic_shapes", "why": "torch.export.Dim / dynamic_shapes replaced dynamic_dim constraints",
      "evidence": "torch 2.2 / 2.3 release notes"},

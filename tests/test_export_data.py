@@ -218,9 +218,11 @@ def test_removed_parameter_raises_typeerror(param, dynamo, tmp_path):
     assert data.exporter_signature("torch.onnx.export", torch.__version__).accepts(param) is False
 
 
-def _signatures_script():
-    spec = importlib.util.spec_from_file_location("exportlint_signatures", ROOT / "benchmarks" / "onnx_ops" / "signatures.py")
+def _script(name: str):
+    """A module of benchmarks/onnx_ops, loaded under a private name (they import their siblings by path)."""
+    spec = importlib.util.spec_from_file_location(f"exportlint_onnx_ops_{name}", ROOT / "benchmarks" / "onnx_ops" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -228,7 +230,7 @@ def _signatures_script():
 @torch_needed
 def test_measured_signatures_match_the_installed_torch():
     torch = _torch()
-    script = _signatures_script()
+    script = _script("signatures")
     for name in script.FUNCTIONS:
         func = script.resolve(name)
         sig = data.exporter_signature(name, torch.__version__)
@@ -242,11 +244,7 @@ def test_measured_signatures_match_the_installed_torch():
 @torch_needed
 def test_op_table_rows_match_the_catalogue():
     _torch()
-    sys.path.insert(0, str(ROOT / "benchmarks" / "onnx_ops"))
-    try:
-        from ops import OPS
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks" / "onnx_ops"))
+    OPS = _script("ops").OPS
     rows = data.onnx_op_support()["ops"]
     assert [r["id"] for r in rows] == [op.id for op in OPS]
     assert [json.loads(json.dumps(op.match)) for op in OPS] == [r["match"] for r in rows]

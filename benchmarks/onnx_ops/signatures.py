@@ -19,9 +19,6 @@ import sys
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jsonfmt import write_json  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "exportlint" / "data" / "exporter_signatures.json"
 VERSIONS = [f"2.{m}" for m in range(0, 14)]
@@ -292,6 +289,8 @@ def _entry(params, source, evidence, uncertain) -> dict:
 
 
 def main() -> int:
+    from jsonfmt import write_json  # a sibling: run as a script, this folder is on sys.path
+
     write_json(OUT, build())
     print(f"wrote {OUT.relative_to(ROOT)}", file=sys.stderr)
     return 0

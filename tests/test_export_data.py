@@ -51,7 +51,8 @@ def test_op_table_records_versions_command_and_every_op_measured():
 
 @pytest.mark.parametrize(
     ("op_id", "fails_at", "converts_at"),
-    [("interpolate_bicubic", 10, 11), ("triu", 13, 14), ("tril", 13, 14), ("sdpa", 13, 14)],
+    [("interpolate_bicubic", 10, 11), ("triu", 13, 14), ("tril", 13, 14), ("sdpa", 13, 14),
+     ("grid_sample_bilinear", 15, 16), ("multihead_attention", 12, 13), ("transformer_encoder_layer", 13, 14)],
 )
 def test_legacy_opset_thresholds(op_id, fails_at, converts_at):
     assert data.legacy_converts(op_id, fails_at) is False
@@ -93,6 +94,11 @@ def test_dynamo_facts():
         ("module", "torch.nn.GELU", ("tanh",), {}, ["gelu_tanh"]),
         ("function", "torch.linalg.inv", (UNKNOWN,), {}, ["linalg_inv"]),
         ("function", "torch.inverse", (UNKNOWN,), {}, ["linalg_inv"]),
+        ("module", "torch.nn.MultiheadAttention", (8, 2), {"batch_first": True}, ["multihead_attention"]),
+        ("module", "torch.nn.MaxPool2d", (3, 2), {"ceil_mode": True}, ["max_pool2d_ceil"]),
+        ("module", "torch.nn.MaxPool2d", (3, 2), {}, []),
+        ("function", F + "pad", (UNKNOWN, (1, 1)), {"mode": "reflect"}, ["pad_reflect"]),
+        ("function", F + "pad", (UNKNOWN, (1, 1)), {}, []),  # constant padding is not in the table
         ("function", "torch.nn.functional.relu", (UNKNOWN,), {}, []),
     ],
 )

@@ -1,6 +1,6 @@
 """Measure ONNX operator support per opset for torch's two ONNX exporters; write the table EXL105 uses.
 
-    python benchmarks/onnx_ops/measure.py                 # every op in ops.py (about 15 minutes on 2 cores)
+    python benchmarks/onnx_ops/measure.py                 # every op in ops.py (511 s for 108 ops, shared 2 cores)
     python benchmarks/onnx_ops/measure.py --ops triu,sdpa # re-measure some ops, keep the others' rows
 
 Writes exportlint/data/onnx_ops.json (package data, read by exportlint.data without torch) and

@@ -51,7 +51,8 @@ def test_op_table_records_versions_command_and_every_op_measured():
 
 @pytest.mark.parametrize(
     ("op_id", "fails_at", "converts_at"),
-    [("interpolate_bicubic", 10, 11), ("triu", 13, 14), ("tril", 13, 14), ("sdpa", 13, 14)],
+    [("interpolate_bicubic", 10, 11), ("triu", 13, 14), ("tril", 13, 14), ("sdpa", 13, 14),
+     ("grid_sample_bilinear", 15, 16), ("multihead_attention", 12, 13), ("transformer_encoder_layer", 13, 14)],
 )
 def test_legacy_opset_thresholds(op_id, fails_at, converts_at):
     assert data.legacy_converts(op_id, fails_at) is False
@@ -93,6 +94,11 @@ def test_dynamo_facts():
         ("module", "torch.nn.GELU", ("tanh",), {}, ["gelu_tanh"]),
         ("function", "torch.linalg.inv", (UNKNOWN,), {}, ["linalg_inv"]),
         ("function", "torch.inverse", (UNKNOWN,), {}, ["linalg_inv"]),
+        ("module", "torch.nn.MultiheadAttention", (8, 2), {"batch_first": True}, ["multihead_attention"]),
+        ("module", "torch.nn.MaxPool2d", (3, 2), {"ceil_mode": True}, ["max_pool2d_ceil"]),
+        ("module", "torch.nn.MaxPool2d", (3, 2), {}, []),
+        ("function", F + "pad", (UNKNOWN, (1, 1)), {"mode": "reflect"}, ["pad_reflect"]),
+        ("function", F + "pad", (UNKNOWN, (1, 1)), {}, []),  # constant padding is not in the table
         ("function", "torch.nn.functional.relu", (UNKNOWN,), {}, []),
     ],
 )
@@ -138,6 +144,9 @@ def test_removed_parameters_and_dynamo_default():
     assert row["removed_in"] == "1.11"
     assert data.removed_parameter("torch.onnx.export", "use_external_data_format")["replacement"] == "external_data"
     assert data.removed_parameter("torch.onnx.export", "opset_version") is None
+    for row in data.exporter_signatures()["removed_parameters"]:  # what a finding's message quotes
+        assert row["removed_in"] and row["evidence"], row["parameter"]
+        assert data.exporter_signature(row["function"], "2.13").accepts(row["parameter"]) is False
     assert [data.dynamo_default(v) for v in ("2.5", "2.8.0", "2.9", "2.13.0+cpu", "3.1")] == [False, False, True, True, True]
     assert data.dynamo_default("1.13") is None
     assert (data.default_opset(dynamo=False), data.default_opset(dynamo=True)) == (20, 20)
@@ -215,9 +224,11 @@ def test_removed_parameter_raises_typeerror(param, dynamo, tmp_path):
     assert data.exporter_signature("torch.onnx.export", torch.__version__).accepts(param) is False
 
 
-def _signatures_script():
-    spec = importlib.util.spec_from_file_location("exportlint_signatures", ROOT / "benchmarks" / "onnx_ops" / "signatures.py")
+def _script(name: str):
+    """A module of benchmarks/onnx_ops, loaded under a private name (they import their siblings by path)."""
+    spec = importlib.util.spec_from_file_location(f"exportlint_onnx_ops_{name}", ROOT / "benchmarks" / "onnx_ops" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -225,7 +236,7 @@ def _signatures_script():
 @torch_needed
 def test_measured_signatures_match_the_installed_torch():
     torch = _torch()
-    script = _signatures_script()
+    script = _script("signatures")
     for name in script.FUNCTIONS:
         func = script.resolve(name)
         sig = data.exporter_signature(name, torch.__version__)
@@ -239,11 +250,7 @@ def test_measured_signatures_match_the_installed_torch():
 @torch_needed
 def test_op_table_rows_match_the_catalogue():
     _torch()
-    sys.path.insert(0, str(ROOT / "benchmarks" / "onnx_ops"))
-    try:
-        from ops import OPS
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks" / "onnx_ops"))
+    OPS = _script("ops").OPS
     rows = data.onnx_op_support()["ops"]
     assert [r["id"] for r in rows] == [op.id for op in OPS]
     assert [json.loads(json.dumps(op.match)) for op in OPS] == [r["match"] for r in rows]

@@ -1,6 +1,6 @@
 """Measure ONNX operator support per opset for torch's two ONNX exporters; write the table EXL105 uses.
 
-    python benchmarks/onnx_ops/measure.py                 # every op in ops.py (about 15 minutes on 2 cores)
+    python benchmarks/onnx_ops/measure.py                 # every op in ops.py (511 s for 108 ops, shared 2 cores)
     python benchmarks/onnx_ops/measure.py --ops triu,sdpa # re-measure some ops, keep the others' rows
 
 Writes exportlint/data/onnx_ops.json (package data, read by exportlint.data without torch) and
@@ -34,6 +34,21 @@ STATUSES = {
     "ort_error": "exported, but onnxruntime could not load or run the model",
     "export_error": "the exporter raised (error: exception class and the first line of its message)",
     "kept_18": "dynamo only: down-conversion to the requested opset failed and the exporter kept opset 18",
+}
+
+
+FIELDS = {
+    "form": "the source form measured",
+    "match": "how source code spells the op (see match_format)",
+    "legacy.min_opset": "lowest opset from which every higher one converts (ok or mismatch); null: none of 9-20",
+    "legacy.status": "status per opset 9-20",
+    "legacy.mismatch_opsets": "opsets where the model ran but disagreed with eager",
+    "legacy.error": "the error at the highest failing opset",
+    "dynamo.converts": "the default dynamo export (opset_version unset) converted",
+    "dynamo.error": "its error; cause: the innermost exception",
+    "dynamo.status_by_opset": "outcome of opset_version=k for k in 9-18 (kept_18: the exporter silently kept 18)",
+    "dynamo.lowest_opset": "lowest opset_version the dynamo exporter really produces (all higher ones too)",
+    "dynamo.lowest_confirmed": "a real export at lowest_opset produced that opset and ran",
 }
 
 
@@ -136,7 +151,8 @@ def write_table(entries: list[dict], partial_runs: list[str]) -> dict:
         "versions": versions(),
         "legacy_opsets": [9, 20],
         "statuses": STATUSES,
-        "match_format": "see benchmarks/onnx_ops/ops.py",
+        "fields": FIELDS,
+        "match_format": "see benchmarks/onnx_ops/ops.py (module docstring)",
         "ops": entries,
     }
     write_json(DATA, doc)

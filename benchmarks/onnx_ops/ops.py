@@ -129,6 +129,31 @@ def _sdpa():
 SDPA = FN + "scaled_dot_product_attention"
 
 
+class First(torch.nn.Module):
+    """Calls a layer and keeps its first output (nn.LSTM, nn.MultiheadAttention return tuples)."""
+
+    def __init__(self, layer: torch.nn.Module, self_attention: bool = False):
+        super().__init__()
+        self.layer = layer
+        self.self_attention = self_attention
+
+    def forward(self, x):
+        out = self.layer(x, x, x) if self.self_attention else self.layer(x)
+        return out[0] if isinstance(out, tuple) else out
+
+
+def _pad(mode, module):
+    return Op(f"pad_{mode}", f"F.pad(x, (1, 1, 1, 1), mode={mode!r})",
+              lambda x: F.pad(x, (1, 1, 1, 1), mode=mode), _img,
+              [fn(FN + "pad", mode=arg(2, [mode], "constant")), mod(NN + module)])
+
+
+def _layer(op_id, src, layer, inputs, classes, self_attention=False):
+    """A torch.nn layer with weights, measured in eval mode (the module is built once, at import)."""
+    torch.manual_seed(0)
+    return Op(op_id, src, First(layer.eval(), self_attention), inputs, [mod(*(NN + c for c in classes))])
+
+
 OPS: list[Op] = [
     _interp("nearest", False),
     _interp("nearest-exact", False),
@@ -265,6 +290,25 @@ OPS: list[Op] = [
     Op("embedding_bag", "F.embedding_bag(i, w, offsets)",
        lambda i, w: F.embedding_bag(i, w, torch.tensor([0, 2])), lambda: (torch.tensor([0, 2, 1, 3]), torch.randn(5, 3)),
        [fn(FN + "embedding_bag"), mod(NN + "EmbeddingBag")]),
+    _layer("multihead_attention", "nn.MultiheadAttention(8, 2, batch_first=True)(x, x, x)",
+           torch.nn.MultiheadAttention(8, 2, batch_first=True), _x(2, 5, 8), ["MultiheadAttention"], self_attention=True),
+    _layer("transformer_encoder_layer", "nn.TransformerEncoderLayer(8, 2, 16, batch_first=True).eval()(x)",
+           torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), _x(2, 5, 8),
+           ["TransformerEncoderLayer", "TransformerEncoder"]),
+    _layer("lstm", "nn.LSTM(4, 8, batch_first=True)(x)", torch.nn.LSTM(4, 8, batch_first=True), _x(2, 5, 4), ["LSTM"]),
+    _layer("gru", "nn.GRU(4, 8, batch_first=True)(x)", torch.nn.GRU(4, 8, batch_first=True), _x(2, 5, 4), ["GRU"]),
+    _layer("conv_transpose2d", "nn.ConvTranspose2d(3, 2, 3, stride=2, output_padding=1)(x)",
+           torch.nn.ConvTranspose2d(3, 2, 3, stride=2, output_padding=1), _img, ["ConvTranspose2d"]),
+    _pad("reflect", "ReflectionPad2d"),
+    _pad("replicate", "ReplicationPad2d"),
+    _pad("circular", "CircularPad2d"),
+    _same("round", lambda x: torch.round(x * 3), _x(4, 8), src="torch.round(x)"),
+    _same("flip", lambda x: torch.flip(x, [1]), _x(3, 6), src="torch.flip(x, [1])"),
+    Op("max_pool2d_ceil", "F.max_pool2d(x, 3, 2, ceil_mode=True)", lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), _img,
+       [fn(FN + "max_pool2d", ceil_mode=arg(5, [True], False)), mod(NN + "MaxPool2d", ceil_mode=arg(5, [True], False))]),
+    Op("affine_grid", "F.affine_grid(theta, (1, 3, 8, 8), align_corners=False)",
+       lambda t: F.affine_grid(t, [1, 3, 8, 8], align_corners=False), lambda: (torch.randn(1, 2, 3),),
+       [fn(FN + "affine_grid")]),
     Op("ctc_loss", "F.ctc_loss(logp, targets, in_lens, tgt_lens)",
        lambda lp: F.ctc_loss(lp.log_softmax(2), torch.tensor([[1, 2]]), torch.tensor([6]), torch.tensor([2])),
        _x(6, 1, 4), [fn(FN + "ctc_loss"), mod(NN + "CTCLoss")]),

@@ -6,9 +6,11 @@ The installed torch's signatures are measured (inspect.signature), and so is wha
 on it (each one is passed to the real call). Other versions are written below as Python parameter lists
 with their evidence; each version's entry says where it comes from:
 - `measured`: inspect.signature on the installed torch;
-- `documented`: the source or docs of that release, or the pull request that made the change (evidence);
-- `inferred`: no change is recorded between this version and a neighbouring documented/measured one;
-  parameters whose presence there is not established are listed in `uncertain` (a rule should not flag them).
+- `documented`: backed by a source read while writing this (that release's code or docstring, or the pull
+  request that made the change; named in `evidence`);
+- `inferred`: from release history recalled without such a source, or copied from a neighbouring version with
+  no recorded change; parameters whose presence there is not established are listed in `uncertain` (a rule
+  should not flag them).
 """
 
 from __future__ import annotations
@@ -18,9 +20,6 @@ import inspect
 import sys
 import warnings
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jsonfmt import write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "exportlint" / "data" / "exporter_signatures.json"
@@ -56,13 +55,14 @@ _ONNX_29 = (
     "optimize=True, verify=False, profile=False, dump_exported_program=False, artifacts_dir='.', fallback=False, "
     "export_params=True, keep_initializers_as_inputs=False, dynamic_axes=None, " + _ONNX_DEPRECATED
 )
-_EXPORT = "mod, args, kwargs=None, *, {constraints}dynamic_shapes=None, strict={strict}, preserve_module_call_signature=()"
+_EXPORT = "{first}, args, kwargs=None, *, {constraints}dynamic_shapes=None, strict={strict}, preserve_module_call_signature=()"
 _EVIDENCE_ONNX_25 = "torch/onnx/__init__.py of 2.5 (keyword-only API, `**_: Any,  # ignored options`)"
 
 # function -> [(versions, source, parameter list or None when the function does not exist, evidence, uncertain)]
 DOCUMENTED = {
     "torch.onnx.export": [
-        (["2.0"], "documented", _ONNX_LEGACY, "torch/onnx/utils.py of 2.0", []),
+        (["2.0"], "inferred", _ONNX_LEGACY,
+         "the 1.x signature without the parameters removed in 1.10-1.12 (1.x torch/onnx/__init__.py snapshots)", []),
         (["2.1", "2.2", "2.3", "2.4"], "inferred", _ONNX_LEGACY + ", autograd_inlining=True",
          "autograd_inlining appears in every later signature; added in 2.1 (ONNX release notes)", ["autograd_inlining"]),
         (["2.5"], "documented", _ONNX_25.format(extra="", optimize="", rest=", **_"), _EVIDENCE_ONNX_25, []),
@@ -76,26 +76,30 @@ DOCUMENTED = {
         (["2.9"], "documented", _ONNX_29.format(dynamo="True"),
          "docstring `versionchanged:: 2.9` (dynamo True by default), pytorch#159646; fallback default False: "
          "pytorch#162726", []),
-        (["2.10", "2.11", "2.12"], "inferred", _ONNX_29.format(dynamo="True"),
-         "between documented 2.9 and measured 2.13; `fallback` is absent in 2.13, when it went is not established",
-         ["fallback"]),
+        (["2.10", "2.11"], "inferred", _ONNX_29.format(dynamo="True"),
+         "as 2.9; `fallback` removed by pytorch#173189 (23 Jan 2026), near the 2.10 release: which of 2.10 / 2.11 "
+         "first lacks it is not established", ["fallback"]),
+        (["2.12"], "inferred", _ONNX_29.format(dynamo="True").replace("fallback=False, ", ""),
+         "as 2.9 without `fallback` (pytorch#173189, Jan 2026)", []),
     ],
     "torch.export.export": [
-        (["2.0"], "documented", None, "torch.export was introduced in 2.1 (2.0 had torch._export only)", []),
-        (["2.1"], "documented", "f, args, kwargs=None, *, constraints=None", "torch/export/__init__.py of 2.1", []),
-        (["2.2"], "documented", _EXPORT.format(constraints="constraints=None, ", strict="True"),
-         "2.2 adds dynamic_shapes (constraints deprecated), strict, preserve_module_call_signature", []),
-        (["2.3", "2.4", "2.5", "2.6"], "documented", _EXPORT.format(constraints="", strict="True"),
+        (["2.0"], "inferred", None, "torch.export was introduced in 2.1 (2.0 had torch._export only)", []),
+        (["2.1"], "inferred", "f, args, kwargs=None, *, constraints=None", "the 2.1 prototype API", []),
+        (["2.2"], "inferred", _EXPORT.format(first="f", constraints="constraints=None, ", strict="True"),
+         "2.2 adds dynamic_shapes (constraints deprecated), strict, preserve_module_call_signature; the first "
+         "parameter is renamed mod (and must be an nn.Module) in 2.3", []),
+        (["2.3", "2.4", "2.5", "2.6"], "inferred", _EXPORT.format(first="mod", constraints="", strict="True"),
          "constraints removed in 2.3 (use dynamic_shapes)", []),
         (["2.7", "2.8", "2.9", "2.10", "2.11", "2.12"], "documented",
-         _EXPORT.format(constraints="", strict="False") + ", prefer_deferred_runtime_asserts_over_guards=False",
+         _EXPORT.format(first="mod", constraints="", strict="False") + ", prefer_deferred_runtime_asserts_over_guards=False",
          "strict default False from 2.7: pytorch#148790 (Mar 2025); prefer_deferred_runtime_asserts_over_guards "
          "present in 2.13, its first release not established", ["prefer_deferred_runtime_asserts_over_guards"]),
     ],
     "torch.export.export_for_training": [
-        (["2.0", "2.1", "2.2", "2.3", "2.4"], "documented", None, "added in 2.5 (replacing capture_pre_autograd_graph)", []),
-        (["2.5", "2.6", "2.7"], "documented", _EXPORT.format(constraints="", strict="True"), "torch/export/__init__.py", []),
-        (["2.8", "2.9", "2.10"], "documented", _EXPORT.format(constraints="", strict="False"),
+        (["2.0", "2.1", "2.2", "2.3", "2.4"], "inferred", None,
+         "added in 2.5 (replacing capture_pre_autograd_graph; executorch#5730 migrates to it, Sep 2024)", []),
+        (["2.5", "2.6", "2.7"], "inferred", _EXPORT.format(first="mod", constraints="", strict="True"), "torch/export/__init__.py", []),
+        (["2.8", "2.9", "2.10"], "documented", _EXPORT.format(first="mod", constraints="", strict="False"),
          "strict default False: pytorch#150941 (Apr 2025); deprecated in 2.9 (warning: 'will be removed in 2.10', "
          "pytorch#158203)", []),
         (["2.11", "2.12"], "documented", None, "removed by pytorch#171714 (Jan 2026); use torch.export.export", []),
@@ -126,18 +130,18 @@ REMOVED = [
      "replacement": None, "why": "parameter names are always kept", "evidence": "pytorch#64370, #67277"},
     {"function": "torch.onnx.export", "parameter": "strip_doc_string", "deprecated_in": "1.10", "removed_in": "1.11",
      "replacement": "verbose", "why": "doc strings are kept when verbose=True", "evidence": "pytorch#64371, #67278"},
-    {"function": "torch.onnx.export", "parameter": "aten", "deprecated_in": None, "removed_in": "1.10",
+    {"function": "torch.onnx.export", "parameter": "aten", "deprecated_in": None, "removed_in": "before 2.0",
      "replacement": "operator_export_type", "why": "operator_export_type=OperatorExportTypes.ONNX_ATEN",
-     "evidence": "torch/onnx/__init__.py of 1.8 vs 1.10"},
-    {"function": "torch.onnx.export", "parameter": "export_raw_ir", "deprecated_in": None, "removed_in": "1.9",
+     "evidence": "present in 1.x torch/onnx/__init__.py snapshots, absent from 2.0's torch/onnx/utils.py"},
+    {"function": "torch.onnx.export", "parameter": "export_raw_ir", "deprecated_in": None, "removed_in": "before 2.0",
      "replacement": "operator_export_type", "why": "operator_export_type=OperatorExportTypes.RAW",
-     "evidence": "torch/onnx/__init__.py of 1.8 vs 1.9"},
-    {"function": "torch.onnx.export", "parameter": "fallback", "deprecated_in": None, "removed_in": None,
-     "replacement": "dynamo=False", "why": "added in 2.5; absent in 2.13 (measured), the release that removed it "
-     "is not established", "evidence": "measured"},
+     "evidence": "present in 1.x torch/onnx/__init__.py snapshots, absent from 2.0's torch/onnx/utils.py"},
+    {"function": "torch.onnx.export", "parameter": "fallback", "deprecated_in": None, "removed_in": "2.11",
+     "replacement": "dynamo=False", "why": "added in 2.5; to fall back, call torch.onnx.export(..., dynamo=False) "
+     "yourself when the dynamo export raises", "evidence": "pytorch#173189 (Jan 2026); absent in 2.13 (measured)"},
     {"function": "torch.export.export", "parameter": "constraints", "deprecated_in": "2.2", "removed_in": "2.3",
      "replacement": "dynamic_shapes", "why": "torch.export.Dim / dynamic_shapes replaced dynamic_dim constraints",
-     "evidence": "torch 2.2 / 2.3 release notes"},
+     "evidence": "torch 2.2 / 2.3 release notes (recalled, not re-read); TypeError on 2.13 (measured)"},
 ]
 # Parameters still accepted by torch 2.13's torch.onnx.export but deprecated since 2.6 (ignored by the dynamo path).
 DEPRECATED = {"torch.onnx.export": {"since": "2.6", "parameters": ["training", "operator_export_type",
@@ -290,6 +294,8 @@ def _entry(params, source, evidence, uncertain) -> dict:
 
 
 def main() -> int:
+    from jsonfmt import write_json  # a sibling: run as a script, this folder is on sys.path
+
     write_json(OUT, build())
     print(f"wrote {OUT.relative_to(ROOT)}", file=sys.stderr)
     return 0

@@ -68,7 +68,8 @@ def find_ops(kind: str, name: str, args=(), kwargs=None) -> list[dict]:
     """The table rows a call spells. kind: "function" (qualified name after import resolution, e.g.
     "torch.nn.functional.interpolate"), "method" (tensor method name, e.g. "tril"; args exclude self) or
     "module" (qualified class name of a constructor call, e.g. "torch.nn.Upsample"). args / kwargs: the
-    call's literal argument values, UNKNOWN for those that are not literals."""
+    call's literal argument values, UNKNOWN for those that are not literals. Method names are common words
+    (sort, std, trace, unique, diff): match a method form only on a receiver known to be a tensor."""
     kwargs = kwargs or {}
     return [op for op, where in _match_index().get((kind, name), []) if _satisfies(where, args, kwargs)]
 

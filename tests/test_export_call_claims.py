@@ -119,6 +119,38 @@ def test_exl105_bicubic_at_opset_10_fails_in_the_legacy_exporter_and_converts_at
     _run(_example("EXL105", "good").replace('"up.onnx"', "__import__('io').BytesIO()"))
 
 
+BILINEAR = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Up(nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=2, mode="bilinear")
+"""
+
+
+def test_exl105_bilinear_at_opset_9_converts_but_is_silently_wrong_and_is_reported(tmp_path):
+    import io
+
+    import onnxruntime
+
+    from exportlint.config import Settings
+    from exportlint.runner import lint_text
+
+    ns, _ = _run(BILINEAR)
+    model, x = ns["Up"]().eval(), torch.randn(1, 3, 8, 8)
+    buf = io.BytesIO()
+    torch.onnx.export(model, (x,), buf, dynamo=False, opset_version=9)
+    session = onnxruntime.InferenceSession(buf.getvalue())
+    (out,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    assert not torch.allclose(torch.from_numpy(out), model(x), atol=1e-3)
+    source = BILINEAR + "\ntorch.onnx.export(Up().eval(), (torch.randn(1, 3, 8, 8),), 'u.onnx', dynamo=False, opset_version=9)\n"
+    (finding,) = lint_text(source, "up.py", Settings()).diagnostics
+    assert finding.code == "EXL105" and "silently wrong" in finding.message
+
+
 PIN = """
 import torch
 from torch import nn

@@ -53,6 +53,9 @@ def _fails(op: dict, site: Site) -> str | None:
             return f"the dynamo ONNX exporter has no conversion for it: {_first(cause)} (exported by {where})"
         return None
     opset = site.opset or default_opset(False)
+    if opset in op["legacy"].get("mismatch_opsets", ()):
+        return (f"the legacy ONNX exporter converts it at opset {opset}, but the model's output differs from eager "
+                f"(measured in onnxruntime: silently wrong) (exported by {where})")
     if legacy_converts(op["id"], opset) is False:
         error = op["legacy"].get("error", {}).get("message", "UnsupportedOperatorError")
         return f"the legacy ONNX exporter cannot convert it at opset {opset}: {_first(error)} (exported by {where})"
@@ -65,6 +68,9 @@ def _hint(op: dict, site: Site) -> str:
         legacy = f"; the legacy exporter (dynamo=False) converts it from opset {lowest}" if lowest else ""
         return f"replace the op with ops the exporter converts, or register a custom translation{legacy}"
     lowest = op["legacy"].get("min_opset")
+    correct = [int(o) for o, status in op["legacy"].get("status", {}).items() if status == "ok"]
+    if correct and (site.opset or default_opset(False)) in op["legacy"].get("mismatch_opsets", ()):
+        return f"export with opset_version={min(correct)} or later, where the measured output matched eager"
     if lowest:
         return f"export with opset_version={lowest} or later (or `dynamo=True`, which converts it: {dynamo_converts(op['id'])})"
     return "no opset of the legacy exporter converts it: use `dynamo=True`" + (

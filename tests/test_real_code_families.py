@@ -780,3 +780,30 @@ def test_a_branch_whose_arms_only_check_is_not_an_export_path():
             return x
     """
     assert found(src) == set()
+
+
+def test_dims_a_layer_fixes_are_constants_but_the_other_dims_are_not():
+    # chameleon's attention: `batch_size, channels, height, width = self.q(x).shape` with q a Conv2d;
+    # inkling's head: `logits.shape[-1]` after the lm_head Linear (the vocabulary size).
+    src = """
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Conv2d(8, 8, 1)
+            self.act = nn.GELU()
+            self.head = nn.Linear(8, 32)
+
+        def forward(self, x):
+            q = self.act(self.q(x))
+            b, channels, h, w = q.shape
+            scale = int(channels) ** -0.5
+            logits = self.head(q.flatten(2).transpose(1, 2))
+            if logits.shape[-1] > 16:
+                logits = logits[..., :16]
+            n, s = logits.shape[:2]
+            if s > 4:
+                logits = logits * scale
+            return logits * int(h)
+    """
+    # Only `if s > 4` (a sequence length) and `int(h)` (an image height) stay findings.
+    assert codes(src, "export") == {(17, "EXL022"), (19, "EXL042")}

@@ -141,9 +141,6 @@ class Interpreter:
         # The root whose forward is being entered, and its declared dynamic dims (None: all dynamic).
         self.entry_fn: cst.CSTNode | None = None
         self.entry_dims: dict[str, tuple[int | None, frozenset[int]]] | None = None
-        # The export context declares dynamic dims: a dim is dynamic only when derived from one of
-        # them, so the dims that layers fix (channels, features) are static.
-        self.declared = plan is not None and bool(plan.dims)
         self.memo: dict[tuple, Val] = {}
         self.active: set[tuple] = set()
         self.depth = 0
@@ -790,8 +787,8 @@ class Interpreter:
 
     def _subscript_value(self, base: Val, node: cst.Subscript, bounds: list, index_vals: list[Val]) -> Val:
         if SEQ in base.kinds or base.has("shape_seq"):
-            if bounds:  # a slice of a sequence keeps its shape
-                return base
+            if bounds:  # a slice of a sequence keeps its shape, not which axis each element was
+                return base.with_(tags=frozenset(t for t in base.tags if not t.startswith(("fixed:", "dims:"))))
             if base.has("shape_seq") and base.items is None and len(node.slice) == 1:
                 idx = node.slice[0].slice
                 declared = _declared_axis(base, _axis(idx.value)) if isinstance(idx, cst.Index) else None
@@ -927,8 +924,12 @@ class Interpreter:
         if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
             self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
         if module.has("tensor_module"):
-            fixed = _layer_fixed_axis(module.ref.qual) if isinstance(module.ref, LibraryModule) and self.declared else None
-            return kind(TENSOR, *((f"fixed:{fixed}",) if fixed is not None else ()), prov=prov)
+            qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
+            fixed = _layer_fixed_axis(qual)
+            tags: set[str] = {f"fixed:{fixed}"} if fixed is not None else set()
+            if qual.rsplit(".", 1)[-1] in _ELEMENTWISE_LAYERS and args.positional:
+                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:"))}  # self.act(x)
+            return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
             found = cls.find_method("forward") if not _forward_replaced(cls) else None
@@ -1620,6 +1621,13 @@ _CHANNEL_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspo
                    "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
                    "SyncBatchNorm")
 _FEATURE_LAYERS = ("Linear", "LayerNorm", "Embedding", "RMSNorm", "Bilinear", "LazyLinear")
+
+
+# torch.nn layers whose output has their input's shape.
+_ELEMENTWISE_LAYERS = {
+    "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU", "Mish",
+    "PReLU", "Softplus", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Identity", "Softmax", "LogSoftmax",
+}
 
 
 def _layer_fixed_axis(qual: str) -> int | None:

@@ -1,0 +1,427 @@
+"""The rules' fix producers: each returns a callable the engine runs on a kept finding
+(:class:`~exportlint.fixes.syntax.FixSite` in, :class:`~exportlint.fixes.syntax.FixPlan` or None out).
+
+Every claim here is measured (rules/*.md "Fix", tests/test_fixes_*.py): a *safe* fix keeps eager
+results identical on every input the finding's premise allows (sizes are non-negative ints).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from exportlint.analysis import events as ev
+from exportlint.analysis import torchapi as api
+from exportlint.fixes.model import DISPLAY_ONLY, SAFE, UNSAFE
+from exportlint.fixes.syntax import FixPlan, FixSite, names_in, parenthesized, positional_params
+from exportlint.rules.base import RuleContext
+
+Producer = Callable[[FixSite], "FixPlan | None"]
+
+
+def _torch(site: FixSite) -> str | None:
+    """The name this file imports torch as (a fix that calls torch needs one)."""
+    names = [local for local, qual in site.file.imports.items() if qual == "torch"]
+    return "torch" if "torch" in names else (names[0] if names else None)
+
+
+def _header_comment(site: FixSite, stmt: cst.If) -> str | None:
+    """The comment of an ``if``'s header line, to keep on the replacement ("" without one);
+    None when another comment inside the statement would be lost."""
+    header = stmt.body.header.comment if isinstance(stmt.body, cst.IndentedBlock) else None
+    others = [n for n in site.walk(stmt) if isinstance(n, cst.Comment) and n is not header]
+    if others:
+        return None
+    return f"  {header.value}" if header is not None else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# EXL042: integer size arithmetic instead of floats; len(t) -> t.shape[0]
+
+_INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _integral(node: cst.BaseExpression) -> bool:
+    """Integer arithmetic on names, attributes, subscripts and `.size(...)` (no floats, no `/`)."""
+    if isinstance(node, (cst.Name, cst.Integer)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _integral(node.value) if not isinstance(node.value, cst.Name) else True
+    if isinstance(node, cst.Subscript):
+        return _integral(node.value) and all(
+            isinstance(el.slice, cst.Index) and _integral(el.slice.value) for el in node.slice
+        )
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, _INT_OPS) and _integral(node.left) and _integral(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.Minus) and _integral(node.expression)
+    if isinstance(node, cst.Call):
+        return (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "size"
+            and _integral(node.func.value) and all(_integral(a.value) for a in node.args)
+        )
+    return False
+
+
+def _signed(node: cst.BaseExpression) -> bool:
+    return any(isinstance(n, (cst.Subtract, cst.Minus)) for n in _descendants(node))
+
+
+def _descendants(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _floaty(node: cst.CSTNode) -> bool:
+    """Could this statement make a name a float?"""
+    for n in _descendants(node):
+        if isinstance(n, (cst.Float, cst.Divide, cst.DivideAssign, cst.Power)):
+            return True
+        if isinstance(n, cst.Call) and isinstance(n.func, (cst.Name, cst.Attribute)):
+            head = n.func.value if isinstance(n.func, cst.Name) else getattr(n.func.value, "value", "")
+            if head in ("float", "math", "np", "numpy"):
+                return True
+    return False
+
+
+def _ints_only(site: FixSite, expr: cst.BaseExpression) -> bool:
+    """No name read by ``expr`` is assigned a possibly-float value in its function."""
+    fn = site.function(expr)
+    if fn is None:
+        return False
+    for name in names_in(expr) - {"self"}:
+        for b in site.bindings(fn, name):
+            if not isinstance(b, cst.Param) and _floaty(b):
+                return False
+    return True
+
+
+def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
+    """``int(h / s)`` -> ``h // s``, ``math.floor(h / s)`` -> ``h // s``, ``math.ceil(h / s)`` ->
+    ``(h + s - 1) // s``, ``int(h)`` -> ``h``, ``len(t)`` -> ``t.shape[0]``."""
+    call = e.node
+    if not isinstance(call, cst.Call) or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+        return None
+    arg = call.args[0].value
+    form = e.form
+    if form == "len()":
+        return lambda site: FixPlan(
+            f"use `{site.code(arg)}.shape[0]`, which every exporter keeps symbolic",
+            SAFE, [(call, parenthesized(site.code(arg), arg) + ".shape[0]")],
+        )
+    if form not in ("int()", "math.floor()", "math.ceil()") or e.value.has("root"):
+        return None
+    if form == "int()" and not isinstance(arg, cst.BinaryOperation) or (
+        isinstance(arg, cst.BinaryOperation) and not isinstance(arg.operator, cst.Divide)
+    ):
+        if form != "int()" or e.value.has("float") or not _integral(arg):
+            return None
+
+        def plain(site: FixSite) -> FixPlan | None:
+            if not _ints_only(site, arg):
+                return None
+            return FixPlan("drop `int()`: the size already is an integer", SAFE, [(call, parenthesized(site.code(arg), arg))])
+
+        return plain
+    assert isinstance(arg, cst.BinaryOperation)
+    num, den = arg.left, arg.right
+    if not _integral(num):
+        return None
+    literal = isinstance(den, cst.Integer) and int(den.evaluated_value) > 0
+    if not literal and not _integral(den):
+        return None
+
+    def make(site: FixSite) -> FixPlan | None:
+        n, d = site.code(num), site.code(den)
+        # Proven equal for integer operands and a positive literal divisor; `int()` truncates,
+        # which equals floor division only on non-negative numerators.
+        safe = literal and _ints_only(site, num) and not (form == "int()" and _signed(num))
+        how = SAFE if safe else UNSAFE
+        if form == "math.ceil()":
+            bump = f"{int(den.evaluated_value) - 1}" if literal else f"{parenthesized(d, den)} - 1"
+            text = f"({n} + {bump}) // {parenthesized(d, den)}"
+            return FixPlan(f"integer ceiling `{text}`", how, [(call, text)])
+        text = f"{parenthesized(n, num)} // {parenthesized(d, den)}"
+        return FixPlan(f"integer division `{text}`", how, [(call, text)])
+
+    return make
+
+
+# ---------------------------------------------------------------------------------------------
+# EXL040: size=(grid[0], grid[1]) with grid = torch.tensor([a, b]) -> size=(a, b)
+
+
+def size_tensor_elements(e: ev.SizeArg, ctx: RuleContext) -> Producer | None:
+    node = e.node
+    parts = [el.value for el in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    subs = [p for p in parts if isinstance(p, cst.Subscript) and isinstance(p.value, cst.Name)]
+    if not subs:
+        return None
+
+    def make(site: FixSite) -> FixPlan | None:
+        fn = site.function(node)
+        if fn is None:
+            return None
+        replace: list[tuple[cst.CSTNode, str]] = []
+        sources: dict[str, cst.Assign] = {}
+        for sub in subs:
+            found = _tensor_literal_element(site, fn, sub, node)
+            if found is not None:
+                assign, element = found
+                sources[sub.value.value] = assign  # type: ignore[attr-defined]
+                replace.append((sub, site.code(element)))
+        if not replace:
+            return None
+        plan = FixPlan("pass the sizes as Python ints instead of elements of a size tensor", SAFE, replace)
+        replaced = {id(sub.value) for sub, _ in replace}  # type: ignore[attr-defined]
+        for name, assign in sources.items():
+            line = site.parent(assign)
+            if all(id(n) in replaced for n in site.loads(fn, name)) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                plan.delete_lines.append(line)  # the size tensor is now unused
+        return plan
+
+    return make
+
+
+def _tensor_literal_element(site: FixSite, fn: cst.FunctionDef, sub: cst.Subscript, use: cst.CSTNode):
+    """(assignment, element) when ``sub`` is ``g[i]`` of ``g = torch.tensor([e0, e1, …])``,
+    assigned once in ``fn`` before ``use``, and every name ``e_i`` reads still holds the value
+    it had there (no binding of it after the assignment)."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    index = sub.slice[0].slice.value
+    if not isinstance(index, cst.Integer):
+        return None
+    name = sub.value.value  # type: ignore[attr-defined]
+    bindings = site.bindings(fn, name)
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign):
+        return None
+    assign = bindings[0]
+    call = assign.value
+    if len(assign.targets) != 1 or not isinstance(call, cst.Call) or not call.args:
+        return None
+    if site.file.qualify(call.func) not in api.TENSOR_CTORS or not site.before(assign, use):
+        return None
+    data = call.args[0].value
+    if call.args[0].keyword or not isinstance(data, (cst.List, cst.Tuple)):
+        return None
+    elements = data.elements
+    i = int(index.evaluated_value)
+    if i >= len(elements) or any(isinstance(el, cst.StarredElement) for el in elements):
+        return None
+    element = elements[i].value
+    if any(isinstance(n, cst.Call) and not _integral(n) for n in _descendants(element)):
+        return None  # evaluated again later: only side-effect-free arithmetic
+    for read in names_in(element) - {"self"}:
+        if any(not isinstance(b, cst.Param) and not site.before(b, assign) for b in site.bindings(fn, read)):
+            return None
+    return assign, element
+
+
+# ---------------------------------------------------------------------------------------------
+# EXL020: assert / raise-only guard -> torch._assert_async; if/else and `a if c else b` -> torch.where
+
+
+def data_branch(e: ev.Branch, ctx: RuleContext) -> Producer | None:
+    if not e.cond.is_definite_tensor:
+        return None  # torch.where / _assert_async need a tensor condition, not a Python number
+    if e.kind == "assert":
+        return lambda site: _assert_async(site, e, ctx)
+    if e.kind == "guard":
+        return lambda site: _guard(site, e, ctx)
+    if e.kind == "ifexp":
+        return lambda site: _ifexp(site, e)
+    if e.kind == "if":
+        return lambda site: _if_where(site, e)
+    return None
+
+
+def _assert_applicability(ctx: RuleContext) -> str:
+    # torch.export keeps the assertion in the graph; jit.trace and both ONNX exporters drop it.
+    return DISPLAY_ONLY if ctx.trace else UNSAFE
+
+
+def _message(msg: cst.BaseExpression | None) -> str:
+    if isinstance(msg, cst.SimpleString) and "f" not in msg.prefix.lower() and "b" not in msg.prefix.lower():
+        return f", {msg.value}"
+    return ""
+
+
+def _assert_async(site: FixSite, e: ev.Branch, ctx: RuleContext) -> FixPlan | None:
+    stmt = site.parent(e.cond_node)
+    torch = _torch(site)
+    if not isinstance(stmt, cst.Assert) or torch is None:
+        return None
+    text = f"{torch}._assert_async({site.code(e.cond_node)}{_message(stmt.msg)})"
+    return FixPlan("keep the check in the graph with `torch._assert_async`", _assert_applicability(ctx), [(stmt, text)])
+
+
+def _guard(site: FixSite, e: ev.Branch, ctx: RuleContext) -> FixPlan | None:
+    stmt = e.node
+    torch = _torch(site)
+    comment = _header_comment(site, stmt) if isinstance(stmt, cst.If) else None
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None or torch is None or comment is None:
+        return None
+    body = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    raise_ = body[0].body[0]
+    if not isinstance(raise_, cst.Raise) or not isinstance(raise_.exc, cst.Call):
+        return None
+    args = raise_.exc.args
+    msg = _message(args[0].value) if len(args) == 1 and not args[0].keyword else ""
+    if args and not msg:
+        return None
+    text = f"{torch}._assert_async({torch}.logical_not({site.code(e.cond_node)}){msg}){comment}"
+    return FixPlan("keep the check in the graph with `torch._assert_async`", _assert_applicability(ctx), [(stmt, text)])
+
+
+def _ifexp(site: FixSite, e: ev.Branch) -> FixPlan | None:
+    node = site.parent(e.cond_node)
+    torch = _torch(site)
+    if not isinstance(node, cst.IfExp) or torch is None:
+        return None
+    text = f"{torch}.where({site.code(node.test)}, {site.code(node.body)}, {site.code(node.orelse)})"
+    return FixPlan("compute both sides and select with `torch.where` (both run)", UNSAFE, [(node, text)])
+
+
+def _arm(block: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    out = []
+    for line in block.body:
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        out.append(line.body[0])
+    return out
+
+
+def _assignments(stmts: list[cst.BaseSmallStatement]) -> dict[str, cst.BaseExpression] | None:
+    """name -> value of an arm that only assigns names, each once, from values that read no name
+    the arm assigned before."""
+    out: dict[str, cst.BaseExpression] = {}
+    for s in stmts:
+        if not isinstance(s, cst.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0].target, cst.Name):
+            return None
+        name = s.targets[0].target.value
+        if name in out or names_in(s.value) & set(out):
+            return None
+        out[name] = s.value
+    return out
+
+
+def _if_where(site: FixSite, e: ev.Branch) -> FixPlan | None:
+    stmt = e.node
+    torch = _torch(site)
+    fn = site.function(stmt)
+    comment = _header_comment(site, stmt) if isinstance(stmt, cst.If) else None
+    if not isinstance(stmt, cst.If) or torch is None or fn is None or comment is None:
+        return None
+    if stmt.orelse is not None and not isinstance(stmt.orelse, cst.Else):
+        return None  # an elif chain
+    cond = site.code(stmt.test)
+    body = _arm(stmt.body)
+    other = _arm(stmt.orelse.body) if stmt.orelse is not None else []
+    if body is None or other is None:
+        return None
+    returns = [s for s in body + other if isinstance(s, cst.Return)]
+    if returns:
+        return _return_where(site, stmt, body, other, torch, cond, comment)
+    true, false = _assignments(body), _assignments(other)
+    if not true or false is None:
+        return None
+    order = list(true) + [n for n in false if n not in true]
+    lines, done = [], set()
+    for name in order:
+        a, b = true.get(name), false.get(name)
+        if a is None or b is None:  # the other arm keeps the value the name had before the if
+            if not any(site.before(x, stmt) for x in site.bindings(fn, name)):
+                return None
+        parts = [stmt.test] + [x for x in (a, b) if x is not None]
+        if any(names_in(p) & done for p in parts):
+            return None  # would read a name already replaced above
+        sides = [site.code(a) if a is not None else name, site.code(b) if b is not None else name]
+        lines.append(f"{name} = {torch}.where({cond}, {sides[0]}, {sides[1]})" + ("" if lines else comment))
+        done.add(name)
+    text = ("\n" + site.indent(stmt)).join(lines)
+    return FixPlan("compute both arms and select with `torch.where` (both run)", UNSAFE, [(stmt, text)])
+
+
+def _return_where(site: FixSite, stmt: cst.If, body, other, torch: str, cond: str, comment: str) -> FixPlan | None:
+    """``if c: return a`` + ``else: return b`` (or a ``return b`` right after the if)."""
+    if len(body) != 1 or not isinstance(body[0], cst.Return) or body[0].value is None:
+        return None
+    end: cst.CSTNode = stmt
+    if other:
+        if len(other) != 1 or not isinstance(other[0], cst.Return) or other[0].value is None:
+            return None
+        false = other[0].value
+    else:
+        block = site.parent(stmt)
+        siblings = list(getattr(block, "body", ()))
+        i = next((k for k, s in enumerate(siblings) if s is stmt), None)
+        after = siblings[i + 1] if i is not None and i + 1 < len(siblings) else None
+        if not isinstance(after, cst.SimpleStatementLine) or len(after.body) != 1:
+            return None
+        ret = after.body[0]
+        if not isinstance(ret, cst.Return) or ret.value is None or after.leading_lines:
+            return None
+        false, end = ret.value, ret
+    text = f"return {torch}.where({cond}, {site.code(body[0].value)}, {site.code(false)}){comment}"
+    line, col, _, _ = site.span(stmt)
+    _, _, end_line, end_col = site.span(end)
+    if end is not stmt:
+        return FixPlan("compute both sides and select with `torch.where` (both run)", UNSAFE,
+                       [((line, col, end_line, end_col), text)])
+    return FixPlan("compute both sides and select with `torch.where` (both run)", UNSAFE, [(stmt, text)])
+
+
+# ---------------------------------------------------------------------------------------------
+# EXL051: a hard-coded device -> the device of an input tensor in scope
+
+
+def device(e: ev.DeviceString, ctx: RuleContext) -> Producer | None:
+    node = e.node
+
+    def make(site: FixSite) -> FixPlan | None:
+        fn = site.function(node)
+        source = _input_tensor(site, fn) if fn is not None else None
+        if source is None:
+            return None
+        where = f"{source}.device"
+        message = f"follow the input's device: `{where}`"
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
+            if node.args:
+                return None
+            receiver = node.func.value
+            code = site.code(receiver)
+            text = code if code == source else f"{parenthesized(code, receiver)}.to({where})"
+            return FixPlan(message, UNSAFE, [(node, text)])
+        if isinstance(node, cst.Call):  # x.to("cuda"), torch.device("cuda")
+            if not node.args or node.args[0].keyword:
+                return None
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
+                return FixPlan(message, UNSAFE, [(node.args[0].value, where)])
+            return FixPlan(message, UNSAFE, [(node, where)])
+        return FixPlan(message, UNSAFE, [(node, where)])  # device="cuda" (or a conditional)
+
+    return make
+
+
+def _input_tensor(site: FixSite, fn: cst.FunctionDef) -> str | None:
+    """The first positional parameter that is a required tensor (annotated as one, or not annotated)."""
+    params = positional_params(fn)
+    if params and params[0].name.value in ("self", "cls") and isinstance(site.parent(site.parent(fn) or fn), cst.ClassDef):
+        params = params[1:]
+    for p in params:
+        if p.default is not None:
+            continue
+        annotation = site.code(p.annotation.annotation) if p.annotation is not None else "Tensor"
+        if "Tensor" in annotation and "None" not in annotation and "Optional" not in annotation:
+            return p.name.value
+        return None
+    return None

@@ -8,6 +8,7 @@ their own encoding (BOM and line endings kept); the caller re-lints them for the
 
 from __future__ import annotations
 
+import codecs
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -95,6 +96,8 @@ def fix_files(
 def write_source(path: str, original: bytes, text: str) -> str | None:
     """Write ``text`` in the encoding (and BOM) ``original`` was read with; an error message or None."""
     encoding, _ = _declared_encoding(original)
+    if codecs.lookup(encoding).name == "utf-8-sig":
+        encoding = "utf-8"  # the BOM is written below, once
     bom = b"\xef\xbb\xbf" if original.startswith(b"\xef\xbb\xbf") else b""
     try:
         data = bom + text.encode(encoding)

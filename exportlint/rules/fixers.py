@@ -65,7 +65,10 @@ def _integral(node: cst.BaseExpression) -> bool:
 
 
 def _signed(node: cst.BaseExpression) -> bool:
-    return any(isinstance(n, (cst.Subtract, cst.Minus)) for n in _descendants(node))
+    """Can the integer expression be negative (a subtraction or negation outside indices)?"""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, cst.Subtract) or _signed(node.left) or _signed(node.right)
+    return isinstance(node, cst.UnaryOperation)
 
 
 def _descendants(node: cst.CSTNode):

@@ -153,3 +153,10 @@ def test_fix_keeps_the_encoding_bom_and_line_endings(project, capsys):
     run(capsys, "--fix", "model.py")
     after = (project / "model.py").read_bytes()
     assert after == data.replace(b"int(h / 2)", b"h // 2")
+
+
+def test_github_and_json_lines_carry_the_fix(project, capsys):
+    out = run(capsys, "--format", "github", "model.py")[1]
+    assert "fix: integer division `h // 2` (`exportlint --fix`)" in out
+    lines = [json.loads(x) for x in run(capsys, "--format", "json-lines", "model.py")[1].splitlines()]
+    assert [d["fix"]["applicability"] for d in lines if d["code"] == "EXL042"] == ["safe"]

@@ -86,6 +86,7 @@ SIZES = list(range(0, 41)) + [97, 224, 1023]
     ("int((h + 1) / 3)", "(h + 1) // 3"),
     ("int(x.shape[-1] / 5)", "x.shape[-1] // 5"),
     ("math.floor((h - 9) / 4)", "(h - 9) // 4"),  # floor division equals floor for any sign
+    ("int(h)", "h"),
 ])
 def test_safe_integer_size_fixes_compute_the_same_on_every_size(expr, replacement):
     src = module(f"""

@@ -3,9 +3,10 @@
     python benchmarks/bench_fix.py fixtures [--out DIR]
     python benchmarks/bench_fix.py corpus [--wheels DIR] [--out DIR] [--unsafe]
 
-``fixtures``: copies ``fixtures/`` to ``DIR``, runs the dynamic pass (real exporters, both
-targets) on the copy, applies ``exportlint --fix --unsafe-fixes`` to it, runs the dynamic pass
-again, and prints per fixture and exporter the status before -> after (and what was fixed).
+``fixtures``: copies ``fixtures/`` twice to ``DIR``, applies ``exportlint --fix --unsafe-fixes`` to
+one copy, runs the dynamic pass (real exporters, both targets) on both copies — and, for a changed
+fixture listed in ``DYNAMIC_DIMS``, again with those input dims dynamic (the dynamic pass's second
+input then has other sizes) — and prints per fixture and exporter the status before -> after.
 
 ``corpus``: unzips the timm 1.0.31, transformers 5.23.0 and torchvision 0.29.1 wheels
 (``pip download --no-deps timm==1.0.31 transformers==5.23.0 torchvision==0.29.1 -d DIR``) into
@@ -56,27 +57,46 @@ def fixed_counts(output: str) -> Counter:
 # fixtures
 
 
-def dynamic_rows(root: Path, target: str) -> dict[tuple[str, str], str]:
+# Fixtures whose inputs have dims a fix is about: also run with those dims dynamic (input:dim).
+DYNAMIC_DIMS = {
+    "vit_interpolate_pos.py": ["0:2", "0:3"],
+    "dinov2_scale_factor.py": ["0:2", "0:3"],
+    "yolo_detect_head.py": ["0:2", "0:3"],
+}
+
+
+def dynamic_rows(root: Path, target: str, only: str = ".", dims: list[str] = ()) -> dict[tuple[str, str], str]:
     summary = root / f"summary-{target}.json"
-    exportlint("--dynamic", "--no-cache", "-q", "--exit-zero", "--target", target, "--summary-json", str(summary), ".", cwd=root)
+    summary.unlink(missing_ok=True)
+    flags = [f"--dynamic-dim={d}" for d in dims]
+    exportlint("--dynamic", "--no-cache", "-q", "--exit-zero", "--target", target, *flags,
+               "--summary-json", str(summary), only, cwd=root)
     rows = json.loads(summary.read_text()) if summary.exists() else []
-    return {(r["path"], r["exporter"]): r["status"] for r in rows}
+    return {(r["path"] + (" (dynamic " + ",".join(dims) + ")" if dims else ""), r["exporter"]): r["status"] for r in rows}
 
 
 def fixtures(out: Path) -> None:
-    root = out / "fixtures"
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(REPO / "fixtures", root, ignore=shutil.ignore_patterns("expected", "*.md", "__pycache__"))
-    before = {t: dynamic_rows(root, t) for t in ("export", "trace")}
+    root, original = out / "fixtures", out / "fixtures-original"
+    for d in (root, original):
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(REPO / "fixtures", d, ignore=shutil.ignore_patterns("expected", "*.md", "__pycache__"))
     proc, _ = exportlint("--fix-only", "--unsafe-fixes", "--show-fixes", ".", cwd=root)
     print(proc.stdout.strip() or proc.stderr.strip())
-    after = {t: dynamic_rows(root, t) for t in ("export", "trace")}
-    print(f"\n{'target':7} {'fixture':32} {'exporter':14} before -> after")
+    changed = [p.name for p in root.glob("*.py") if p.read_text() != (original / p.name).read_text()]
+    before, after = {}, {}
+    for target in ("export", "trace"):
+        before[target] = dynamic_rows(original, target)
+        after[target] = dynamic_rows(root, target)
+        for name in changed:
+            if name in DYNAMIC_DIMS:
+                before[target].update(dynamic_rows(original, target, name, DYNAMIC_DIMS[name]))
+                after[target].update(dynamic_rows(root, target, name, DYNAMIC_DIMS[name]))
+    print(f"\n{'target':7} {'fixture':44} {'exporter':14} before -> after")
     for target in ("export", "trace"):
         for key in sorted(set(before[target]) | set(after[target])):
             b, a = before[target].get(key, "-"), after[target].get(key, "-")
             mark = "  FIXED" if b != "ok" and a == "ok" else ("  WORSE" if b == "ok" and a != "ok" else "")
-            print(f"{target:7} {key[0]:32} {key[1]:14} {b} -> {a}{mark}")
+            print(f"{target:7} {key[0]:44} {key[1]:14} {b} -> {a}{mark}")
 
 
 # ---------------------------------------------------------------------------------------------

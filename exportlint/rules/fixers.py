@@ -118,11 +118,9 @@ def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
         )
     if form not in ("int()", "math.floor()", "math.ceil()") or e.value.has("root"):
         return None
-    if form == "int()" and not isinstance(arg, cst.BinaryOperation) or (
-        isinstance(arg, cst.BinaryOperation) and not isinstance(arg.operator, cst.Divide)
-    ):
+    if not (isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Divide)):
         if form != "int()" or e.value.has("float") or not _integral(arg):
-            return None
+            return None  # only `int(h)` of an integer size is fixed without a division
 
         def plain(site: FixSite) -> FixPlan | None:
             if not _ints_only(site, arg):
@@ -130,7 +128,6 @@ def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
             return FixPlan("drop `int()`: the size already is an integer", SAFE, [(call, parenthesized(site.code(arg), arg))])
 
         return plain
-    assert isinstance(arg, cst.BinaryOperation)
     num, den = arg.left, arg.right
     if not _integral(num):
         return None

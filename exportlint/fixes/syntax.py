@@ -10,7 +10,7 @@ syntax tree, so the dataflow stays untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -29,12 +29,29 @@ class FixPlan:
     delete_lines: list[cst.SimpleStatementLine] = field(default_factory=list)
 
 
+# What a rule hands the engine with a finding: called with the finding's site once it is kept.
+Producer = Callable[["FixSite"], "FixPlan | None"]
+
 # Expressions that need no parentheses as the receiver of `.attr` or as an operand of `//`.
 ATOMIC = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float, cst.SimpleString)
 
 
 def parenthesized(code: str, node: cst.BaseExpression) -> str:
     return code if isinstance(node, ATOMIC) or node.lpar else f"({code})"
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def torch_name(site: "FixSite") -> str | None:
+    """The name the site's file imports torch as (a fix that calls torch needs one)."""
+    names = [local for local, qual in site.file.imports.items() if qual == "torch"]
+    return "torch" if "torch" in names else (names[0] if names else None)
 
 
 def names_in(node: cst.CSTNode) -> set[str]:

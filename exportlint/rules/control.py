@@ -6,7 +6,7 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.diagnostics import Severity
-from exportlint.rules import fixers
+from exportlint.rules import fixers_control
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 _KEYWORD = {
@@ -104,7 +104,7 @@ class DataDependentBranch(Rule):
             hint,
             e.cond,
             severity=Severity.WARNING if gated else None,
-            fix=fixers.data_branch(e, ctx),
+            fix=fixers_control.data_branch(e, ctx),
         )
 
 

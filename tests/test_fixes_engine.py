@@ -123,6 +123,25 @@ def test_integer_size_fix_is_unsafe_when_it_may_change_the_value(expr):
     assert [f["applicability"] for f in fixes(src, "trace", "EXL042")] == [UNSAFE]
 
 
+@pytest.mark.parametrize("expr", [
+    "int(h * self.factor)",  # the attribute may be a float: int() is what makes it an integer
+    "int(h * ratio)",  # so may a parameter
+    "int(h // self.groups)",
+    "int(ratio)",
+])
+def test_no_int_removal_unless_the_operand_is_proven_an_integer(expr):
+    src = module(f"""
+        factor = 0.5
+        groups = 2.0
+
+        def forward(self, x, ratio: float = 0.5):
+            h = x.shape[-1]
+            return x.new_zeros({expr})
+    """)
+    assert all(f["applicability"] != SAFE for f in fixes(src, "trace", "EXL042"))
+    assert "int(" in fixed(src, "trace", unsafe=False)
+
+
 def test_no_safe_integer_fix_for_a_size_that_holds_a_float():
     src = module("""
         def forward(self, x):

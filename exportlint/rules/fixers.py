@@ -44,35 +44,69 @@ def _integral(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _signed(node: cst.BaseExpression) -> bool:
-    """Can the integer expression be negative (a subtraction or negation outside indices)?"""
-    if isinstance(node, cst.BinaryOperation):
-        return isinstance(node.operator, cst.Subtract) or _signed(node.left) or _signed(node.right)
-    return isinstance(node, cst.UnaryOperation)
+_INT_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.FloorDivideAssign, cst.ModuloAssign)
 
 
-def _floaty(node: cst.CSTNode) -> bool:
-    """Could this statement make a name a float?"""
-    for n in descendants(node):
-        if isinstance(n, (cst.Float, cst.Divide, cst.DivideAssign, cst.Power)):
-            return True
-        if isinstance(n, cst.Call) and isinstance(n.func, (cst.Name, cst.Attribute)):
-            head = n.func.value if isinstance(n.func, cst.Name) else getattr(n.func.value, "value", "")
-            if head in ("float", "math", "np", "numpy"):
-                return True
+def _size_read(node: cst.BaseExpression) -> bool:
+    """``x.shape[i]``, ``x.size(i)``, ``x.ndim``, ``len(...)``: a Python int by construction."""
+    if isinstance(node, cst.Subscript):
+        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in ("ndim",)
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Name):
+            return node.func.value == "len"
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in ("size", "dim", "numel") and (
+            node.func.attr.value != "size" or len(node.args) == 1
+        )
     return False
 
 
-def _ints_only(site: FixSite, expr: cst.BaseExpression) -> bool:
-    """No name read by ``expr`` is assigned a possibly-float value in its function."""
-    fn = site.function(expr)
-    if fn is None:
+def _shape_sequence(node: cst.BaseExpression) -> bool:
+    """``x.shape``, ``x.shape[a:b]``, ``x.size()``: unpacked into ints."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    if isinstance(node, cst.Subscript):
+        return _shape_sequence(node.value) and all(isinstance(el.slice, cst.Slice) for el in node.slice)
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and not node.args
+
+
+def proven_int(site: FixSite, fn: cst.FunctionDef, node: cst.BaseExpression, signed: bool = True, depth: int = 0) -> bool:
+    """Is ``node`` a Python int on every path: integer literals and size reads combined with
+    ``+ - * // %``, and names every binding of which (in ``fn``) is such an expression or an
+    unpacking of a shape?  Parameters and attributes are not proven (they may hold floats).
+    ``signed=False``: also never negative (no subtraction or negation anywhere)."""
+    if depth > 6:
         return False
-    for name in names_in(expr) - {"self"}:
-        for b in site.bindings(fn, name):
-            if not isinstance(b, cst.Param) and _floaty(b):
-                return False
-    return True
+    if isinstance(node, cst.Integer) or _size_read(node):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        ops = _INT_OPS if signed else (cst.Add, cst.Multiply, cst.FloorDivide, cst.Modulo)
+        return isinstance(node.operator, ops) and all(
+            proven_int(site, fn, side, signed, depth + 1) for side in (node.left, node.right)
+        )
+    if isinstance(node, cst.UnaryOperation):
+        return signed and isinstance(node.operator, cst.Minus) and proven_int(site, fn, node.expression, signed, depth + 1)
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = site.bindings(fn, node.value)
+    return bool(bindings) and all(_binds_int(site, fn, b, signed, depth + 1) for b in bindings)
+
+
+def _binds_int(site: FixSite, fn: cst.FunctionDef, b: cst.CSTNode, signed: bool, depth: int) -> bool:
+    if isinstance(b, cst.Assign) and len(b.targets) == 1:
+        target = b.targets[0].target
+        if isinstance(target, cst.Name):
+            return proven_int(site, fn, b.value, signed, depth)
+        return isinstance(target, (cst.Tuple, cst.List)) and _shape_sequence(b.value)
+    if isinstance(b, cst.AugAssign):
+        ops = _INT_AUG if signed else (cst.AddAssign, cst.MultiplyAssign, cst.FloorDivideAssign, cst.ModuloAssign)
+        return isinstance(b.operator, ops) and proven_int(site, fn, b.value, signed, depth)
+    if isinstance(b, cst.For) and isinstance(b.target, cst.Name) and isinstance(b.iter, cst.Call):
+        return isinstance(b.iter.func, cst.Name) and b.iter.func.value == "range" and all(
+            proven_int(site, fn, a.value, signed, depth) for a in b.iter.args
+        )
+    return False
 
 
 def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
@@ -95,8 +129,9 @@ def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
             return None  # only `int(h)` of an integer size is fixed without a division
 
         def plain(site: FixSite) -> FixPlan | None:
-            if not _ints_only(site, arg):
-                return None
+            fn = site.function(call)
+            if fn is None or not proven_int(site, fn, arg):
+                return None  # `int(h * self.ratio)`: the int() may be what makes it an integer
             return FixPlan("drop `int()`: the size already is an integer", SAFE, [(call, parenthesized(site.code(arg), arg))])
 
         return plain
@@ -111,7 +146,8 @@ def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
         n, d = site.code(num), site.code(den)
         # Proven equal for integer operands and a positive literal divisor; `int()` truncates,
         # which equals floor division only on non-negative numerators.
-        safe = literal and _ints_only(site, num) and not (form == "int()" and _signed(num))
+        fn = site.function(call)
+        safe = literal and fn is not None and proven_int(site, fn, num, signed=form != "int()")
         how = SAFE if safe else UNSAFE
         if form == "math.ceil()":
             bump = f"{int(den.evaluated_value) - 1}" if literal else f"{parenthesized(d, den)} - 1"

@@ -20,9 +20,40 @@ def _header_comment(site: FixSite, stmt: cst.If) -> str | None:
     return f"  {header.value}" if header is not None else ""
 
 
+_PYTHON_TESTS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def _tensor_condition(node: cst.BaseExpression) -> bool:
+    """A condition that evaluates to a tensor: `and` / `or` / `not` / `is` / `in` give Python
+    bools, and `torch.where` / `_assert_async` need the tensor."""
+    if isinstance(node, cst.BooleanOperation) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)):
+        return False
+    return not (isinstance(node, cst.Comparison) and any(isinstance(c.operator, _PYTHON_TESTS) for c in node.comparisons))
+
+
+def _value(site: FixSite, node: cst.BaseExpression) -> str | None:
+    """An expression's code for the rewrite, or None: not None, a bool or a string, and on one
+    line (a rewritten multi-line expression would lose its layout)."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or (
+        isinstance(node, cst.Name) and node.value in ("None", "True", "False")
+    ):
+        return None
+    code = site.code(node)
+    return None if "\n" in code or "\r" in code else code
+
+
+def _numbers(*nodes: cst.BaseExpression) -> bool:
+    """Only number literals: `1 if c else 0` is a Python number the code goes on using as one."""
+    return all(
+        isinstance(n, (cst.Integer, cst.Float))
+        or (isinstance(n, cst.UnaryOperation) and isinstance(n.expression, (cst.Integer, cst.Float)))
+        for n in nodes
+    )
+
+
 def data_branch(e: ev.Branch, ctx: RuleContext) -> Producer | None:
-    if not e.cond.is_definite_tensor:
-        return None  # torch.where / _assert_async need a tensor condition, not a Python number
+    if not e.cond.is_definite_tensor or not _tensor_condition(e.cond_node):
+        return None  # torch.where / _assert_async need a tensor condition, not a Python bool
     if e.kind == "assert":
         return lambda site: _assert_async(site, e, ctx)
     if e.kind == "guard":
@@ -50,7 +81,10 @@ def _assert_async(site: FixSite, e: ev.Branch, ctx: RuleContext) -> FixPlan | No
     torch = torch_name(site)
     if not isinstance(stmt, cst.Assert) or torch is None:
         return None
-    text = f"{torch}._assert_async({site.code(e.cond_node)}{_message(stmt.msg)})"
+    cond = _value(site, e.cond_node)
+    if cond is None:
+        return None
+    text = f"{torch}._assert_async({cond}{_message(stmt.msg)})"
     return FixPlan("keep the check in the graph with `torch._assert_async`", _assert_applicability(ctx), [(stmt, text)])
 
 
@@ -70,8 +104,19 @@ def _guard(site: FixSite, e: ev.Branch, ctx: RuleContext) -> FixPlan | None:
     msg = _message(args[0].value) if len(args) == 1 and not args[0].keyword else ""
     if args and not msg:
         return None
-    text = f"{torch}._assert_async({torch}.logical_not({site.code(e.cond_node)}){msg}){comment}"
+    cond = _value(site, e.cond_node)
+    if cond is None:
+        return None
+    text = f"{torch}._assert_async({torch}.logical_not({cond}){msg}){comment}"
     return FixPlan("keep the check in the graph with `torch._assert_async`", _assert_applicability(ctx), [(stmt, text)])
+
+
+def _where(site: FixSite, torch: str, test: cst.BaseExpression, a: "cst.BaseExpression | str", b: "cst.BaseExpression | str") -> str | None:
+    """``torch.where(test, a, b)`` (an arm given as a string is a name kept as it is), or None."""
+    if not isinstance(a, str) and not isinstance(b, str) and _numbers(a, b):
+        return None
+    codes = [_value(site, test)] + [x if isinstance(x, str) else _value(site, x) for x in (a, b)]
+    return None if None in codes else f"{torch}.where({', '.join(codes)})"  # type: ignore[arg-type]
 
 
 def _ifexp(site: FixSite, e: ev.Branch) -> FixPlan | None:
@@ -79,8 +124,8 @@ def _ifexp(site: FixSite, e: ev.Branch) -> FixPlan | None:
     torch = torch_name(site)
     if not isinstance(node, cst.IfExp) or torch is None:
         return None
-    text = f"{torch}.where({site.code(node.test)}, {site.code(node.body)}, {site.code(node.orelse)})"
-    return FixPlan("compute both sides and select with `torch.where` (both run)", UNSAFE, [(node, text)])
+    text = _where(site, torch, node.test, node.body, node.orelse)
+    return None if text is None else FixPlan("compute both sides and select with `torch.where` (both run)", UNSAFE, [(node, text)])
 
 
 def _arm(block: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
@@ -117,14 +162,13 @@ def _if_where(site: FixSite, e: ev.Branch) -> FixPlan | None:
         return None
     if stmt.orelse is not None and not isinstance(stmt.orelse, cst.Else):
         return None  # an elif chain
-    cond = site.code(stmt.test)
     body = _arm(stmt.body)
     other = _arm(stmt.orelse.body) if stmt.orelse is not None else []
     if body is None or other is None:
         return None
     returns = [s for s in body + other if isinstance(s, cst.Return)]
     if returns:
-        return _return_where(site, stmt, body, other, torch, cond, comment)
+        return _return_where(site, stmt, body, other, torch, comment)
     true, false = _assignments(body), _assignments(other)
     if not true or false is None:
         return None
@@ -138,14 +182,16 @@ def _if_where(site: FixSite, e: ev.Branch) -> FixPlan | None:
         parts = [stmt.test] + [x for x in (a, b) if x is not None]
         if any(names_in(p) & done for p in parts):
             return None  # would read a name already replaced above
-        sides = [site.code(a) if a is not None else name, site.code(b) if b is not None else name]
-        lines.append(f"{name} = {torch}.where({cond}, {sides[0]}, {sides[1]})" + ("" if lines else comment))
+        where = _where(site, torch, stmt.test, name if a is None else a, name if b is None else b)
+        if where is None:
+            return None
+        lines.append(f"{name} = {where}" + ("" if lines else comment))
         done.add(name)
     text = ("\n" + site.indent(stmt)).join(lines)
     return FixPlan("compute both arms and select with `torch.where` (both run)", UNSAFE, [(stmt, text)])
 
 
-def _return_where(site: FixSite, stmt: cst.If, body, other, torch: str, cond: str, comment: str) -> FixPlan | None:
+def _return_where(site: FixSite, stmt: cst.If, body, other, torch: str, comment: str) -> FixPlan | None:
     """``if c: return a`` + ``else: return b`` (or a ``return b`` right after the if)."""
     if len(body) != 1 or not isinstance(body[0], cst.Return) or body[0].value is None:
         return None
@@ -165,7 +211,10 @@ def _return_where(site: FixSite, stmt: cst.If, body, other, torch: str, cond: st
         if not isinstance(ret, cst.Return) or ret.value is None or after.leading_lines:
             return None
         false, end = ret.value, ret
-    text = f"return {torch}.where({cond}, {site.code(body[0].value)}, {site.code(false)}){comment}"
+    where = _where(site, torch, stmt.test, body[0].value, false)
+    if where is None:
+        return None
+    text = f"return {where}{comment}"
     line, col, _, _ = site.span(stmt)
     _, _, end_line, end_col = site.span(end)
     if end is not stmt:

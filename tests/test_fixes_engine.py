@@ -353,3 +353,16 @@ def test_no_where_fix_for_python_values_or_multi_line_code(line):
     src = module("def forward(self, x):\n    " + line + "\n    return m\n")
     found = lint_text(src, "m.py", Settings(cache=False)).diagnostics
     assert [d.fix for d in found if d.code == "EXL020"] == [None]
+
+
+def test_no_where_fix_when_the_kept_value_may_be_none():
+    src = module("""
+        def forward(self, x, valid=None):
+            if valid is None:
+                s = (x == -1).all(dim=-1)
+                if s.any():
+                    valid = ~s
+            return x, valid
+    """)
+    found = lint_text(src, "m.py", Settings(cache=False)).diagnostics
+    assert [(d.code, d.fix) for d in found if d.code == "EXL020"] == [("EXL020", None)]

@@ -176,9 +176,8 @@ def _if_where(site: FixSite, e: ev.Branch) -> FixPlan | None:
     lines, done = [], set()
     for name in order:
         a, b = true.get(name), false.get(name)
-        if a is None or b is None:  # the other arm keeps the value the name had before the if
-            if not any(site.before(x, stmt) for x in site.bindings(fn, name)):
-                return None
+        if (a is None or b is None) and not _tensor_before(site, fn, stmt, name):
+            return None  # the other arm keeps the value the name had before the if: a tensor?
         parts = [stmt.test] + [x for x in (a, b) if x is not None]
         if any(names_in(p) & done for p in parts):
             return None  # would read a name already replaced above
@@ -189,6 +188,26 @@ def _if_where(site: FixSite, e: ev.Branch) -> FixPlan | None:
         done.add(name)
     text = ("\n" + site.indent(stmt)).join(lines)
     return FixPlan("compute both arms and select with `torch.where` (both run)", UNSAFE, [(stmt, text)])
+
+
+def _tensor_before(site: FixSite, fn: cst.FunctionDef, stmt: cst.If, name: str) -> bool:
+    """Does ``name`` hold a value before ``stmt`` that may be a tensor: bound before it, never to
+    None (no `= None` default, no `Optional` annotation, no `name is None` test in ``fn``)?"""
+    before = [b for b in site.bindings(fn, name) if isinstance(b, cst.Param) or site.before(b, stmt)]
+    if not before:
+        return False
+    for b in before:
+        if isinstance(b, cst.Param):
+            annotation = site.code(b.annotation.annotation) if b.annotation is not None else ""
+            if (b.default is not None and site.code(b.default) == "None") or "None" in annotation or "Optional" in annotation:
+                return False
+        elif isinstance(b, cst.Assign) and isinstance(b.value, cst.Name) and b.value.value == "None":
+            return False
+    return not any(
+        isinstance(n, cst.Comparison) and isinstance(n.left, cst.Name) and n.left.value == name
+        and any(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in n.comparisons)
+        for n in site.walk(fn.body)
+    )
 
 
 def _return_where(site: FixSite, stmt: cst.If, body, other, torch: str, comment: str) -> FixPlan | None:

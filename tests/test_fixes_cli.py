@@ -160,3 +160,11 @@ def test_github_and_json_lines_carry_the_fix(project, capsys):
     assert "fix: integer division `h // 2` (`exportlint --fix`)" in out
     lines = [json.loads(x) for x in run(capsys, "--format", "json-lines", "model.py")[1].splitlines()]
     assert [d["fix"]["applicability"] for d in lines if d["code"] == "EXL042"] == ["safe"]
+
+
+def test_suppressed_and_unselected_findings_are_not_fixed(project, capsys):
+    (project / "model.py").write_text(MODEL.replace("(int(h / 2), w))", "(int(h / 2), w))  # noqa: EXL042"))
+    assert run(capsys, "--fix-only", "model.py")[1] == "No fixes applied.\n"
+    (project / "model.py").write_text(MODEL)
+    assert run(capsys, "--fix-only", "--select", "EXL020", "model.py")[1] == "No fixes applied.\n"
+    assert (project / "model.py").read_text() == MODEL

@@ -9,7 +9,7 @@ import pytest
 
 from exportlint.config import Settings
 from exportlint.diagnostics import Target
-from exportlint.fixes.apply import apply_fixes, splice
+from exportlint.fixes.apply import apply_fixes, parses, splice
 from exportlint.fixes.driver import add_noqa, fix_text
 from exportlint.fixes.model import SAFE, UNSAFE, Edit, Fix, FixPolicy
 from exportlint.lsp.actions import fix_all_edits, fix_text_edits
@@ -366,3 +366,38 @@ def test_no_where_fix_when_the_kept_value_may_be_none():
     """)
     found = lint_text(src, "m.py", Settings(cache=False)).diagnostics
     assert [(d.code, d.fix) for d in found if d.code == "EXL020"] == [("EXL020", None)]
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _text_and_fixes(draw):
+    # comment lines: the text parses, and so do most edits of it (an edit that removes a `#` does not)
+    lines = ["#" + line for line in draw(st.lists(st.text(alphabet="ab é#", max_size=8), min_size=1, max_size=5))]
+    text = "\n".join(lines) + "\n"
+    positions = [(i + 1, c + 1) for i, line in enumerate(lines) for c in range(len(line) + 1)]
+    fixes = []
+    for _ in range(draw(st.integers(0, 4))):
+        a, b = sorted(draw(st.lists(st.sampled_from(positions), min_size=2, max_size=2)))
+        fixes.append(Fix("f", SAFE, (Edit(a[0], a[1], b[0], b[1], draw(st.text(alphabet="xy", max_size=3))),)))
+    return text, fixes
+
+
+@settings(max_examples=200, deadline=None)
+@given(_text_and_fixes())
+def test_applied_fixes_never_overlap_and_apply_like_one_at_a_time(case):
+    """Property: the fixes taken together equal applying them one by one from the end of the text
+    (an insertion where a replacement starts goes before the replaced text), and a run that applies
+    nothing keeps the text."""
+    text, candidates = case
+    new, applied = apply_fixes(text, candidates)
+    assert all(not a.overlaps(b) for i, a in enumerate(applied) for b in applied[i + 1:])
+    one_by_one = text
+    for fix in sorted(applied, key=lambda f: (f.edits[0].start, f.edits[0].end), reverse=True):
+        one_by_one = splice(one_by_one, list(fix.edits))
+    assert new == one_by_one
+    if not applied:
+        assert new == text
+    assert parses(new)

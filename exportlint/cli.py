@@ -74,6 +74,18 @@ def _lint_parser() -> argparse.ArgumentParser:
                        help="also list suppressed findings (marked as such)")
     rules.add_argument("--report-unused-suppressions", action="store_true",
                        help="warn on stderr about suppression comments that suppress nothing")
+    fixes = p.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply safe fixes and report what remains")
+    fixes.add_argument("--unsafe-fixes", action="store_true",
+                       help="also apply unsafe fixes (eager behaviour may change; review them)")
+    fixes.add_argument("--no-unsafe-fixes", action="store_true", help="override unsafe-fixes = true of the config")
+    fixes.add_argument("--fix-only", action="store_true", help="apply fixes, report only how many")
+    fixes.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff and change nothing (exit 1 when there are fixes)")
+    fixes.add_argument("--show-fixes", action="store_true",
+                       help="show each finding's fix, and what --fix fixed per file and code")
+    fixes.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` to every line with a finding (to adopt exportlint on existing code)")
     run = p.add_argument_group("files and run")
     run.add_argument("--config", metavar="PATH",
                      help="use this pyproject.toml (or a .toml holding the settings at top level)")
@@ -143,6 +155,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "force_exclude": True if args.force_exclude else None,
         "include_modular_sources": True if args.include_modular_sources else None,
         "export": _declared_export(args),
+        "unsafe_fixes": True if args.unsafe_fixes else (False if args.no_unsafe_fixes else None),
     }
 
 
@@ -191,6 +204,13 @@ def _lint(args: argparse.Namespace) -> int:
     result = _collect(args, settings)
     for path in result.missing:
         _error(f"path does not exist: {path}")
+    outcome = None
+    if args.add_noqa:
+        return _add_noqa(result)
+    if _fixes().wants_fixes(args):
+        outcome, result, done = _fix(args, settings, result)
+        if done is not None:
+            return done
     dynamic_summary = _run_dynamic(args, result.reports, settings, result.context) if args.dynamic else None
 
     from exportlint.reporters import RenderContext
@@ -199,9 +219,14 @@ def _lint(args: argparse.Namespace) -> int:
         target=settings.target, color=_use_color(args), quiet=args.quiet,
         statistics=args.statistics, show_suppressed=settings.show_suppressed,
         dynamic_summary=dynamic_summary,
-        extra={"version": __version__, "cwd": os.getcwd(), "root": str(settings.root)},
+        extra={"version": __version__, "cwd": os.getcwd(), "root": str(settings.root),
+               "fix_policy": settings.fix_policy, "show_fixes": args.show_fixes, "fixed": outcome},
     )
-    _write(renderer(result.reports, ctx), args.output_file)
+    output = renderer(result.reports, ctx)
+    if outcome is not None and getattr(args, "stdin_source", None) and not args.output_file:
+        _fixes().stream(output, err=True)  # stdout holds the fixed source
+    else:
+        _write(output, args.output_file)
     if dynamic_summary is not None and not args.quiet:
         on_stdout = args.format == "text" and not args.output_file
         _render_dynamic_summary(dynamic_summary, ctx.color, stderr=not on_stdout)
@@ -210,8 +235,9 @@ def _lint(args: argparse.Namespace) -> int:
     return _exit_code(args, settings, result)
 
 
-def _collect(args: argparse.Namespace, settings: Settings) -> LintResult:
-    """Lint the paths (default ``.``) and stdin (``-``, or ``--stdin-filename`` alone)."""
+def _collect(args: argparse.Namespace, settings: Settings, stdin: bytes | None = None) -> LintResult:
+    """Lint the paths (default ``.``) and stdin (``-``, or ``--stdin-filename`` alone);
+    ``stdin``: its content when already read (it is kept in ``args.stdin_source``)."""
     from exportlint.files import is_excluded
     from exportlint.runner import LintResult, lint_bytes, run
 
@@ -228,11 +254,62 @@ def _collect(args: argparse.Namespace, settings: Settings) -> LintResult:
             raise UsageError(str(e)) from None
     if "-" in args.paths:
         name = args.stdin_filename or "-"
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read() if stdin is None else stdin
+        args.stdin_source = (name, data)
         if not (settings.force_exclude and is_excluded(name, settings.exclude, settings.root)):
             result.reports.append(lint_bytes(data, name, settings))
             result.reports.sort(key=lambda r: r.path)
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixes (exportlint.fixes.command)
+
+
+def _fixes():
+    from exportlint.fixes import command
+
+    return command
+
+
+def _fix(args: argparse.Namespace, settings: Settings, result: LintResult) -> tuple[Any, LintResult, int | None]:
+    """Apply fixes; (outcome, the result to report, an exit code when nothing more is reported)."""
+    from exportlint.files import SourceError, decode_source
+
+    cmd = _fixes()
+    stdin = getattr(args, "stdin_source", None)
+    text = None
+    if stdin is not None:
+        try:
+            text = decode_source(stdin[1])
+        except SourceError:
+            pass
+    outcome = cmd.run_fixes(args, settings, result, (stdin[0], text) if text is not None else None)
+    for message in outcome.errors:
+        _error(message)
+    failed = EXIT_ERROR if result.missing or outcome.errors else None
+    if args.diff:
+        cmd.stream(outcome.diff())
+        cmd.stream(f"Would fix {cmd.plural(outcome.total, 'problem')}.\n", err=True)
+        return outcome, result, failed or (EXIT_FINDINGS if outcome.total else EXIT_OK)
+    if text is not None:
+        cmd.stream(outcome.texts.get(stdin[0], (text, text))[1])
+    if args.fix_only:
+        cmd.stream(cmd.report_fix_only(outcome, args.show_fixes), err=text is not None)
+        return outcome, result, failed or EXIT_OK
+    if outcome.texts:  # report what remains in the fixed files
+        fixed_stdin = outcome.texts.get(stdin[0]) if stdin else None
+        result = _collect(args, settings, fixed_stdin[1].encode("utf-8") if fixed_stdin else (stdin[1] if stdin else None))
+    return outcome, result, failed
+
+
+def _add_noqa(result: LintResult) -> int:
+    cmd = _fixes()
+    added, errors = cmd.run_add_noqa(result)
+    for message in errors:
+        _error(message)
+    cmd.stream(f"Added {cmd.plural(added, 'noqa directive')}.\n", err=True)
+    return EXIT_ERROR if errors or result.missing else EXIT_OK
 
 
 def _exit_code(args: argparse.Namespace, settings: Settings, result: LintResult) -> int:

@@ -53,6 +53,10 @@ class Settings:
     dynamic: dict[str, Any] = field(default_factory=dict)  # [tool.exportlint.dynamic], untouched
     export: Any = None  # [tool.exportlint.export] (context.declared.Declared), None: nothing declared
     target_explicit: bool = False  # `target` was given (config or --target): it overrides the sites' exporters
+    # Fixes (``--fix``): which codes may be fixed (empty = all), which never, and unsafe ones too.
+    fixable: tuple[str, ...] = ()
+    unfixable: tuple[str, ...] = ()
+    unsafe_fixes: bool = False
     root: Path = field(default_factory=Path.cwd)
     config_file: Path | None = None
 
@@ -80,6 +84,15 @@ class Settings:
 
     def is_enabled(self, code: str, path: str) -> bool:
         return code in self.enabled_codes and code not in self.ignored_in(path)
+
+    @property
+    def fix_policy(self) -> Any:
+        from exportlint.fixes.model import FixPolicy
+
+        return FixPolicy(
+            fixable=codes_for(self.fixable) if self.fixable else None,
+            unfixable=codes_for(self.unfixable), unsafe=self.unsafe_fixes,
+        )
 
     def resolved_cache_dir(self) -> Path:
         env = os.environ.get("EXPORTLINT_CACHE_DIR")
@@ -213,6 +226,9 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "report-unused-suppressions": ("report_unused_suppressions", _bool),
     "dynamic": ("dynamic", _table),
     "export": ("export", _export),
+    "fixable": ("fixable", _selectors),
+    "unfixable": ("unfixable", _selectors),
+    "unsafe-fixes": ("unsafe_fixes", _bool),
 }
 _VALIDATORS = {name: check for name, check in _KEYS.values()}
 

@@ -126,10 +126,11 @@ def _analyze_index(
     try:
         project.register(index)
         diagnostics = []
+        sites: dict[tuple[int, int], object] = {}
         for plan in plans(index, context, target):
             dispatcher = _Dispatcher(plan.target, plan)
             Interpreter(index, dispatcher, plan.target, plan).run(plan.entries)
-            diagnostics += [_to_diagnostic(f, plan.target) for f in dispatcher.results()]
+            diagnostics += [_to_diagnostic(f, plan.target, sites) for f in dispatcher.results()]
         if light is not None:
             project.register(light)  # later files need its names, not its whole syntax tree
         return diagnostics
@@ -203,11 +204,15 @@ def _anchor_span(file: FileIndex, node: cst.CSTNode, top: object) -> tuple[int, 
     return line, col, end_line, end_col
 
 
-def _to_diagnostic(f: Finding, target: Target) -> Diagnostic:
+def _to_diagnostic(f: Finding, target: Target, sites: dict | None = None) -> Diagnostic:
     line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     d = _diagnostic(f.file.path, target, f.code, line, col, (end_line, end_col), f.message, f.hint)
     if f.severity is not None:
         d.severity = f.severity
+    if f.fix is not None:
+        from exportlint.fixes.produce import fix_of
+
+        d.fix = fix_of(f, target, {} if sites is None else sites)
     placed = [(step, step.file.start(step.node, step.top)) for step in f.prov]
     assigned = {(s.file.path, pos[0]) for s, pos in placed if not s.source}
     d.provenance = [

@@ -1,5 +1,8 @@
 """Text edits behind the server's quick fixes, independent of pygls (plain LSP JSON shapes).
 
+``fix_text_edits`` turns a finding's fix into ``TextEdit`` s (a "Fix: …" code action);
+``fix_all_edits`` gathers the safe fixes of a document for ``source.fixAll.exportlint``.
+
 ``noqa_edit`` adds a suppression for one code to one line: it merges into an existing
 ``# noqa: A, B`` or ``# exportlint: ignore[A]`` list, and otherwise appends ``  # noqa: CODE``.
 Whether a line already suppresses a code is :mod:`exportlint.suppressions`' call.
@@ -12,7 +15,9 @@ import re
 import tokenize
 from typing import Any
 
-from exportlint.reporters.lsp import UTF16, to_units
+from exportlint.fixes.apply import non_overlapping
+from exportlint.fixes.model import SAFE, UNSAFE, Edit, Fix
+from exportlint.reporters.lsp import UTF16, lsp_range, to_units
 from exportlint.suppressions import parse_suppressions
 
 # Where a code list ends, to merge into it (another tool's `# noqa: E501` list included).
@@ -43,23 +48,51 @@ def _edit(line_number: int, line: str, start: int, end: int, text: str, encoding
     }
 
 
-def noqa_edit(lines: list[str], line_number: int, code: str, encoding: str = UTF16) -> dict[str, Any] | None:
-    """The ``TextEdit`` that suppresses ``code`` on 0-based ``line_number``, or None.
+def noqa_insertion(line: str, code: str) -> tuple[int, int, str] | None:
+    """(start, end, text) in code points that suppresses ``code`` on ``line``, or None.
 
     None when the line already suppresses it, or ends in a backslash continuation (a comment
     there would swallow the backslash and break the statement).
     """
-    if not 0 <= line_number < len(lines):
-        return None
-    line = lines[line_number]
     if any(s.covers(code) for s in parse_suppressions(line).by_line.get(1, [])):
         return None
     comment_at = _comment_column(line)
     listed = None if comment_at is None else _CODE_LIST_END.search(line, comment_at)
     if listed:
-        return _edit(line_number, line, listed.end(), listed.end(), f", {code}", encoding)
+        return listed.end(), listed.end(), f", {code}"
     content = line.rstrip()
     if content.endswith("\\"):
         return None
-    comment = f"  # noqa: {code}" if content else f"# noqa: {code}"
-    return _edit(line_number, line, len(content), len(line), comment, encoding)
+    return len(content), len(line), f"  # noqa: {code}" if content else f"# noqa: {code}"
+
+
+def noqa_edit(lines: list[str], line_number: int, code: str, encoding: str = UTF16) -> dict[str, Any] | None:
+    """The ``TextEdit`` that suppresses ``code`` on 0-based ``line_number``, or None
+    (see :func:`noqa_insertion`)."""
+    if not 0 <= line_number < len(lines):
+        return None
+    line = lines[line_number]
+    insertion = noqa_insertion(line, code)
+    if insertion is None:
+        return None
+    start, end, text = insertion
+    return _edit(line_number, line, start, end, text, encoding)
+
+
+def fix_text_edits(fix: dict[str, Any] | None, lines: list[str], encoding: str = UTF16) -> list[dict[str, Any]]:
+    """A diagnostic's ``fix`` (``Diagnostic.fix`` data) as LSP ``TextEdit`` s for a document of
+    ``lines``; empty without a fix.  The same edits ``--fix`` applies."""
+    model = Fix.from_dict(fix)
+    return [] if model is None else [_text_edit(e, lines, encoding) for e in model.edits]
+
+
+def fix_all_edits(fixes: list[dict[str, Any]], lines: list[str], encoding: str = UTF16, unsafe: bool = False) -> list[dict[str, Any]]:
+    """``source.fixAll.exportlint``: the edits of every safe fix (and unsafe ones when asked) that
+    do not overlap an earlier one, as ``--fix`` would apply them in one round."""
+    wanted = {SAFE, UNSAFE} if unsafe else {SAFE}
+    models = [m for m in (Fix.from_dict(f) for f in fixes) if m is not None and m.applicability in wanted]
+    return [_text_edit(e, lines, encoding) for m in non_overlapping(models) for e in m.edits]
+
+
+def _text_edit(e: Edit, lines: list[str], encoding: str) -> dict[str, Any]:
+    return {"range": lsp_range(lines, e.line, e.column, e.end_line, e.end_column, encoding), "newText": e.content}

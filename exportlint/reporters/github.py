@@ -1,7 +1,7 @@
 """``--format github``: GitHub Actions workflow commands that become pull-request annotations.
 
 ``::error file=…,line=…,col=…,endLine=…,endColumn=…,title=EXL001 tensor-item::message``, with
-``warning``/``notice`` for the lower severities.  Escaping follows ``@actions/core``
+``warning``/``notice`` for the lower severities; a finding with a fix says so (``fix: … (`exportlint --fix`)``).  Escaping follows ``@actions/core``
 (``toolkit/packages/core/src/command.ts``): data escapes ``%``, CR and LF; property values
 also escape ``:`` and ``,``.
 """
@@ -44,6 +44,9 @@ def command(diag: Diagnostic, cwd: str) -> str:
     }
     props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
     message = f"{diag.message}\nhint: {diag.hint}" if diag.hint else diag.message
+    if diag.fix:
+        how = {"safe": "exportlint --fix", "unsafe": "exportlint --fix --unsafe-fixes"}.get(diag.fix.get("applicability", ""))
+        message += f"\nfix: {diag.fix.get('message', '')}" + (f" (`{how}`)" if how else "")
     return f"::{COMMAND[diag.severity]} {props}::{escape_data(message)}"
 
 

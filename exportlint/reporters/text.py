@@ -14,7 +14,6 @@ markup.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width
 
 from __future__ import annotations
 
-from typing import Any
 
 import io
 from collections import Counter
@@ -25,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from exportlint.diagnostics import Diagnostic, FileReport, Severity
+from exportlint.fixes.model import Fix
 from exportlint.reporters import RenderContext
 
 TAB = "    "
@@ -81,14 +81,18 @@ def _dynamic_line(dynamic: dict) -> str:
     return head + tail
 
 
-def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None, target: Any = None) -> None:
-    """``target``: the run's; a finding judged under another target (an export call's exporter) says so."""
+def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None, ctx: RenderContext) -> None:
+    """A finding judged under another target than the run's (an export call's exporter) says so."""
     style = _STYLE[d.severity]
+    policy = ctx.extra.get("fix_policy")
+    fix = Fix.from_dict(d.fix)
     head = Text()
     head.append(f"{d.path}:{d.line}:{d.column}:", style="bold")
     head.append(" ")
+    if policy is not None and policy.applies(d.code, fix):
+        head.append("[*] ", style="bold")  # ruff's mark: `--fix` fixes it
     head.append(d.code, style=style)
-    other = f", {d.target.value}" if target is not None and d.target != target else ""
+    other = f", {d.target.value}" if d.target != ctx.target else ""  # judged under an export call's target
     head.append(f" [{d.severity.value}{other}]", style=style)
     head.append(" ")
     head.append(d.message)
@@ -112,6 +116,8 @@ def _render_diagnostic(console: Console, d: Diagnostic, lines: list[str] | None,
         console.print(_labelled(pad, "note", f"{where}: {note.message}"))
     if d.hint:
         console.print(_labelled(pad, "help", d.hint))
+    if fix is not None and ctx.extra.get("show_fixes"):
+        console.print(_labelled(pad, f"fix ({fix.applicability})", fix.message))
     if d.dynamic:
         console.print(_labelled(pad, "dynamic", _dynamic_line(d.dynamic)))
 
@@ -171,10 +177,32 @@ def render(reports: list[FileReport], ctx: RenderContext) -> str:
         return buffer.getvalue()
     for report in reports:
         for d in report.diagnostics:
-            _render_diagnostic(console, d, report.lines, ctx.target)
+            _render_diagnostic(console, d, report.lines, ctx)
             console.print()
     if ctx.statistics and found:
         _statistics(console, reports)
         console.print()
+    for line in _fix_lines(reports, ctx):
+        console.print(Text(line))
     console.print(Text(summary(reports), style="bold"))
     return buffer.getvalue()
+
+
+def _fix_lines(reports: list[FileReport], ctx: RenderContext) -> list[str]:
+    """What ``--fix`` did and what it (or ``--unsafe-fixes``) would do."""
+    from exportlint.fixes.command import fix_counts, fixed_lines, plural
+
+    out = []
+    outcome = ctx.extra.get("fixed")
+    if outcome is not None and outcome.total:
+        out.append(f"Fixed {plural(outcome.total, 'problem')}" + (":" if ctx.extra.get("show_fixes") else "."))
+        if ctx.extra.get("show_fixes"):
+            out += fixed_lines(outcome)
+    policy = ctx.extra.get("fix_policy")
+    if policy is not None:
+        fixable, hidden = fix_counts(reports, policy)
+        if fixable:
+            out.append(f"[*] {fixable} fixable with `--fix`.")
+        if hidden:
+            out.append(f"{plural(hidden, 'more fix')} available with `--unsafe-fixes` (review them: eager behaviour may change).")
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator
 
 import libcst as cst
 
@@ -12,6 +12,9 @@ from exportlint.analysis.index import FileIndex
 from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val, dedupe_steps
 from exportlint.catalogue import CATALOGUE, RuleInfo
 from exportlint.diagnostics import Severity, Target
+
+if TYPE_CHECKING:
+    from exportlint.fixes.syntax import FixPlan, FixSite
 
 
 @dataclass
@@ -24,6 +27,8 @@ class Finding:
     prov: tuple[Step, ...] = ()
     top: object = None  # the top-level statement holding ``node``, if known
     severity: Severity | None = None  # instead of the rule's default for the target
+    # The fix producer, called once the finding is kept: the edits, or None (no fix here).
+    fix: "Callable[[FixSite], FixPlan | None] | None" = None
 
 
 @dataclass
@@ -66,14 +71,15 @@ class Rule:
         raise NotImplementedError
 
     def finding(
-        self, ctx: RuleContext, node: cst.CSTNode, message: str, hint: str, *vals: Val, severity: Severity | None = None
+        self, ctx: RuleContext, node: cst.CSTNode, message: str, hint: str, *vals: Val, severity: Severity | None = None,
+        fix: "Callable[[FixSite], FixPlan | None] | None" = None,
     ) -> Finding:
         """A finding at ``node``, explained by the provenance of ``vals`` that matters here;
         ``severity`` when this case is measured to differ from the rule's default."""
         prov: tuple[Step, ...] = ()
         for v in vals:
             prov += explain(v)
-        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)), severity=severity)
+        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)), severity=severity, fix=fix)
 
 
 # What makes a value interesting, most telling first; a tensor's history is cut to its last steps.

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.diagnostics import Severity
+from exportlint.rules import fixers_control
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 _KEYWORD = {
@@ -103,6 +104,7 @@ class DataDependentBranch(Rule):
             hint,
             e.cond,
             severity=Severity.WARNING if gated else None,
+            fix=fixers_control.data_branch(e, ctx),
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from exportlint.analysis import events as ev
+from exportlint.rules import fixers
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -18,6 +19,7 @@ class HardcodedDevice(Rule):
             e.node,
             f"hard-coded device in `{ctx.code(e.node)}`: the exported graph is tied to `{e.text.strip('.()') or e.text}`",
             "follow the input's device instead: `.to(x.device)`, `torch.zeros(..., device=x.device)`, `x.new_zeros(...)`",
+            fix=fixers.device(e, ctx),
         )
 
 

@@ -8,6 +8,7 @@ from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.values import SEQ
 from exportlint.diagnostics import Severity
+from exportlint.rules import fixers
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -123,6 +124,7 @@ class SizeTensorConcat(Rule):
             "instead of concatenating sizes into a tensor",
             *bad,
             severity=Severity.ERROR if whole else None,
+            fix=None if whole else fixers.size_tensor_elements(e, ctx),
         )
 
 
@@ -171,6 +173,7 @@ class ShapeSpecialisation(Rule):
                 _hint(e.form, operand),
                 e.value,
                 severity=severity,
+                fix=fixers.conversion(e, ctx),
             )
             return
         if ctx.trace:
@@ -191,6 +194,7 @@ class ShapeSpecialisation(Rule):
             _hint(e.form, operand),
             e.value,
             severity=severity,
+            fix=fixers.conversion(e, ctx),
         )
 
     def _float_size(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:

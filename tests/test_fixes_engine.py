@@ -6,13 +6,15 @@ import ast
 import textwrap
 
 import pytest
+from lsprotocol import types
 
 from exportlint.config import Settings
 from exportlint.diagnostics import Target
 from exportlint.fixes.apply import apply_fixes, parses, splice
 from exportlint.fixes.driver import add_noqa, fix_text
 from exportlint.fixes.model import SAFE, UNSAFE, Edit, Fix, FixPolicy
-from exportlint.lsp.actions import fix_all_edits, fix_text_edits
+from exportlint.lsp.features import fix_of, safe_fix_edits
+from exportlint.reporters.lsp import to_lsp_diagnostic
 from exportlint.runner import lint_text
 
 HEADER = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
@@ -334,11 +336,16 @@ def test_lsp_edits_apply_like_fix():
             y = F.interpolate(x, size=(grid[0], grid[1]))
             return y.new_zeros(int(h / 2)) + y.sum()
     """)
-    found = fixes(src, "trace")
+    # What the language server offers: the LSP diagnostics' fix data, as `exportlint lsp` publishes it.
+    report = lint_text(src, "m.py", Settings(target=Target("trace"), cache=False))
     lines = src.split("\n")
-    one_round = _apply_lsp(src, fix_all_edits(found, lines))
-    assert one_round == fixed(src, "trace", unsafe=False)
-    single = _apply_lsp(src, fix_text_edits(found[0], lines))
+    published = [to_lsp_diagnostic(d, "file:///m.py", lines) for d in report.diagnostics if d.fix]
+    diagnostics = [types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0),
+                                                      end=types.Position(line=0, character=0)),
+                                    message=p["message"], data=p["data"]) for p in published]
+    edits, _ = safe_fix_edits(diagnostics)
+    assert _apply_lsp(src, edits) == fixed(src, "trace", unsafe=False)  # source.fixAll.exportlint
+    single = _apply_lsp(src, fix_of(diagnostics[0])["edits"])  # one "Fix: ..." code action
     assert single != src and ast.parse(single)
 
 

@@ -11,7 +11,8 @@
 * :mod:`.command` — the command line's ``--fix`` / ``--fix-only`` / ``--diff`` / ``--add-noqa``.
 
 The rules' producers are in :mod:`exportlint.rules.fixers` and :mod:`exportlint.rules.fixers_control`;
-the editor's edits in :mod:`exportlint.lsp.actions` (``fix_text_edits``, ``fix_all_edits``).
+the editor gets each fix as LSP edits in its diagnostic's data (``exportlint.reporters.lsp.fix_edits``),
+which the language server's code actions apply (``exportlint.lsp.features``).
 """
 
 from exportlint.fixes.model import DISPLAY_ONLY, SAFE, UNSAFE, Edit, Fix, FixPolicy

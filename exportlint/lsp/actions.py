@@ -1,7 +1,8 @@
 """Text edits behind the server's quick fixes, independent of pygls (plain LSP JSON shapes).
 
-``fix_text_edits`` turns a finding's fix into ``TextEdit`` s (a "Fix: …" code action);
-``fix_all_edits`` gathers the safe fixes of a document for ``source.fixAll.exportlint``.
+A finding's fix travels as LSP ``TextEdit`` s in its diagnostic's data (``reporters/lsp.py``'s
+``fix_edits``); the server's "Fix: …" and ``source.fixAll.exportlint`` actions read it there
+(``lsp/features.py``).
 
 ``noqa_edit`` adds a suppression for one code to one line: it merges into an existing
 ``# noqa: A, B`` or ``# exportlint: ignore[A]`` list, and otherwise appends ``  # noqa: CODE``.
@@ -15,9 +16,7 @@ import re
 import tokenize
 from typing import Any
 
-from exportlint.fixes.apply import non_overlapping
-from exportlint.fixes.model import SAFE, UNSAFE, Edit, Fix
-from exportlint.reporters.lsp import UTF16, lsp_range, to_units
+from exportlint.reporters.lsp import UTF16, to_units
 from exportlint.suppressions import parse_suppressions
 
 # Where a code list ends, to merge into it (another tool's `# noqa: E501` list included).
@@ -77,22 +76,3 @@ def noqa_edit(lines: list[str], line_number: int, code: str, encoding: str = UTF
         return None
     start, end, text = insertion
     return _edit(line_number, line, start, end, text, encoding)
-
-
-def fix_text_edits(fix: dict[str, Any] | None, lines: list[str], encoding: str = UTF16) -> list[dict[str, Any]]:
-    """A diagnostic's ``fix`` (``Diagnostic.fix`` data) as LSP ``TextEdit`` s for a document of
-    ``lines``; empty without a fix.  The same edits ``--fix`` applies."""
-    model = Fix.from_dict(fix)
-    return [] if model is None else [_text_edit(e, lines, encoding) for e in model.edits]
-
-
-def fix_all_edits(fixes: list[dict[str, Any]], lines: list[str], encoding: str = UTF16, unsafe: bool = False) -> list[dict[str, Any]]:
-    """``source.fixAll.exportlint``: the edits of every safe fix (and unsafe ones when asked) that
-    do not overlap an earlier one, as ``--fix`` would apply them in one round."""
-    wanted = {SAFE, UNSAFE} if unsafe else {SAFE}
-    models = [m for m in (Fix.from_dict(f) for f in fixes) if m is not None and m.applicability in wanted]
-    return [_text_edit(e, lines, encoding) for m in non_overlapping(models) for e in m.edits]
-
-
-def _text_edit(e: Edit, lines: list[str], encoding: str) -> dict[str, Any]:
-    return {"range": lsp_range(lines, e.line, e.column, e.end_line, e.end_column, encoding), "newText": e.content}

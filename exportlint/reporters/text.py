@@ -14,7 +14,6 @@ markup.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width
 
 from __future__ import annotations
 
-
 import io
 from collections import Counter
 

@@ -22,7 +22,7 @@ from exportlint.cache import Cache, content_hash, file_keys
 from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDING
 from exportlint.config import Settings
 from exportlint.diagnostics import Diagnostic, FileReport, Target
-from exportlint.files import SourceError, decode_source, discover, read_source, split_lines
+from exportlint.files import SourceError, check_size, decode_source, discover, read_source, split_lines
 from exportlint.suppressions import FileSuppressions, apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:
@@ -324,8 +324,10 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings) -> FileReport:
-    """Like :func:`lint_text` for undecoded content; undecodable content gives EXL900."""
+    """Like :func:`lint_text` for undecoded content; undecodable or too large content gives
+    EXL900."""
     try:
+        check_size(len(data))
         text = decode_source(data)
     except SourceError as e:
         diag = file_diagnostic("EXL900", path, e.line, e.message, settings.target)
@@ -353,6 +355,11 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         if not sources.skipped(path):
             hashes[path] = content_hash(data)
 
+    for directory, reason in found.unreadable.items():
+        raw[directory] = [file_diagnostic(
+            "EXL900", directory, 1, f"cannot list this directory: {reason}; the files in it were not linted",
+            settings.target,
+        )]
     result = LintResult(reports=[], missing=found.missing)
     cache = Cache(settings.resolved_cache_dir(), settings.target) if settings.cache and hashes else None
     keys = file_keys({p: sources.texts[p] for p in hashes}, hashes, settings.target) if cache else {}
@@ -375,7 +382,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
     if cache is not None:
         cache.save()
 
-    result.reports = _regroup(found.files, raw, sources, settings)
+    result.reports = _regroup(found.files + list(found.unreadable), raw, sources, settings)
     if settings.report_unused_suppressions:
         for report in result.reports:
             suppressions = None if sources.skipped(report.path) else sources.suppressions(report.path)

@@ -7,8 +7,10 @@
   :data:`MAX_DEFINITION_NODES`, or an expression nested deeper than
   :data:`MAX_EXPRESSION_DEPTH` (libcst's parse time grows with the square of a chain's length).
   The bounds count syntax, not seconds: the same file gives the same output on any machine.
-* What is within the budget is analyzed on a thread with a deep stack (:data:`STACK_BYTES`)
-  and a high recursion limit (:data:`RECURSION_LIMIT`): no crash, no ``RecursionError``.
+* What is within the budget is analyzed on one long-lived thread with a deep stack
+  (:data:`STACK_BYTES`) and a high recursion limit (:data:`RECURSION_LIMIT`): libcst nests
+  some flat syntax (``a and b and ...``, implicit string concatenation) that Python's tree does
+  not, so no bound on the tree alone would keep the usual stack safe.
 * The analysis itself is bounded by ``dataflow.MAX_DEPTH`` / ``MAX_CONTEXTS`` /
   ``MAX_ANALYSES`` / ``MAX_LOOP_ROUNDS`` (calls followed, contexts, analyses, loop rounds).
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import io
+import os
+import queue
 import sys
 import threading
 from dataclasses import dataclass
@@ -26,13 +30,14 @@ T = TypeVar("T")
 
 STACK_BYTES = 512 * 1024 * 1024  # virtual; only the pages a deep file touches are used
 RECURSION_LIMIT = 60_000
-MAX_NODES = 400_000  # the largest timm / transformers file has 28,000
-MAX_DEFINITION_NODES = 60_000  # the largest class or function there has 24,000
+MAX_NODES = 400_000  # the largest of 3,349 timm / transformers / torchvision files has 20,724
+MAX_DEFINITION_NODES = 60_000  # the largest class or function there has 15,605
 MAX_EXPRESSION_DEPTH = 600  # real code: under 50; libcst's parse time grows with its square
 
 _lock = threading.Lock()
 _active = 0
 _saved_limit = 0
+_worker: "tuple[int, threading.Thread, queue.SimpleQueue] | None" = None  # per process (fork)
 
 
 def _raise_limit() -> None:
@@ -52,13 +57,9 @@ def _restore_limit() -> None:
             sys.setrecursionlimit(_saved_limit)
 
 
-def call_deep(fn: Callable[..., T], *args: object) -> T:
-    """``fn(*args)`` on a fresh thread with a deep stack and a high recursion limit; its result
-    or its exception.  The limit is raised only while some deep call runs (the interpreter's
-    limit is global; the calling thread only waits meanwhile)."""
-    box: list = []
-
-    def target() -> None:
+def _serve(jobs: queue.SimpleQueue) -> None:
+    while True:
+        fn, args, box, done = jobs.get()
         _raise_limit()
         try:
             box.append((True, fn(*args)))
@@ -66,16 +67,38 @@ def call_deep(fn: Callable[..., T], *args: object) -> T:
             box.append((False, e))
         finally:
             _restore_limit()
+            done.set()
 
+
+def _deep_thread() -> "tuple[int, threading.Thread, queue.SimpleQueue]":
+    """This process's analysis thread (started on first use; a forked child starts its own)."""
+    global _worker
     with _lock:
-        previous = threading.stack_size()
-        threading.stack_size(STACK_BYTES)
-        try:
-            thread = threading.Thread(target=target, name="exportlint-analysis", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous)
-    thread.join()
+        if _worker is None or _worker[0] != os.getpid():
+            jobs: queue.SimpleQueue = queue.SimpleQueue()
+            previous = threading.stack_size()
+            threading.stack_size(STACK_BYTES)
+            try:
+                thread = threading.Thread(target=_serve, args=(jobs,), name="exportlint-analysis", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous)
+            _worker = (os.getpid(), thread, jobs)
+        return _worker
+
+
+def call_deep(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` on this process's analysis thread, which has a deep stack and runs with a
+    high recursion limit; its result or its exception.  Calls from several threads take turns.
+    The interpreter's limit is global: it is raised only while the analysis thread works (the
+    caller only waits meanwhile)."""
+    _, thread, jobs = _deep_thread()
+    if threading.current_thread() is thread:
+        return fn(*args)
+    box: list = []
+    done = threading.Event()
+    jobs.put((fn, args, box, done))
+    done.wait()
     ok, value = box[0]
     if ok:
         return value
@@ -95,22 +118,25 @@ class Size:
 
 
 def measure(tree: ast.Module) -> Size:
-    """Node counts and expression depth of ``tree``, without recursion."""
+    """Node counts and expression depth of ``tree``, without recursion (``Load`` / ``Store`` markers are
+    not counted)."""
     size = Size()
+    expr, context, children = ast.expr, ast.expr_context, ast.iter_child_nodes
+    deepest: ast.AST = tree
     for top in tree.body:
         count = 0
-        stack: list[tuple[ast.AST, int, int]] = [(top, 0, top.lineno)]
+        stack: list[tuple[ast.AST, int]] = [(top, 0)]
         while stack:
-            node, depth, line = stack.pop()
+            node, depth = stack.pop()
             count += 1
-            line = getattr(node, "lineno", line)
             if depth > size.expression_depth:
-                size.expression_depth, size.depth_line = depth, line
-            inner = depth + 1 if isinstance(node, ast.expr) else 0
-            stack.extend((child, inner, line) for child in ast.iter_child_nodes(node))
+                size.expression_depth, deepest = depth, node
+            inner = depth + 1 if isinstance(node, expr) else 0
+            stack.extend((c, inner) for c in children(node) if not isinstance(c, context))
         size.nodes += count
         if isinstance(top, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and count > size.definition_nodes:
             size.definition, size.definition_line, size.definition_nodes = top.name, top.lineno, count
+    size.depth_line = getattr(deepest, "lineno", 1)
     return size
 
 

@@ -96,16 +96,7 @@ def analyze_source(
         return [_parse_error(path, target, 1, 1, str(exc))]
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return []
-    return budget.call_deep(_analyze_tree, text, tree, path, target, project, incremental)
-
-
-def _analyze_tree(
-    text: str, tree: ast.Module, path: str, target: Target, project: "Project | None", incremental: bool
-) -> list[Diagnostic]:
     project = project if project is not None else Project([path])
-    over = budget.over_budget(budget.measure(tree))
-    if over is not None:
-        return [_too_complex(path, target, *over)]
     text, shifts = budget.leading_form_feeds(text)
     # Python's parser is several times faster than libcst's: it tells whether the file defines
     # an nn.Module with a forward at all (configs, tokenizers, utilities do not).
@@ -115,6 +106,16 @@ def _analyze_tree(
     if not _has_entry_points(light):
         project.register(light)
         return []
+    size = budget.measure(tree)
+    over = budget.over_budget(size)
+    if over is not None:
+        return [_too_complex(path, target, *over)]
+    return budget.call_deep(_analyze_light, text, light, path, target, project, incremental)
+
+
+def _analyze_light(
+    text: str, light: FileIndex, path: str, target: Target, project: Project, incremental: bool
+) -> list[Diagnostic]:
     if incremental:
         return _analyze_index(light, light, project, target, path)
     try:
@@ -125,7 +126,7 @@ def _analyze_tree(
         return [_too_complex(path, target, line, f"exportlint's parser (libcst) cannot read this valid file: {message}")]
     index = FileIndex(path, module, project, text=text)
     index.def_lines = light.def_lines  # Python's parser already placed the definitions
-    index.column_shifts = shifts
+    index.column_shifts = light.column_shifts
     return _analyze_index(index, light, project, target, path)
 
 

@@ -59,7 +59,7 @@ def test_an_expression_beyond_the_budget_is_said_too_complex_where_it_is():
     (d,) = analyze_source(source, "m.py", Target.EXPORT)
     assert d.code == "EXL902" and d.severity.value == "warning"
     assert d.line == source.splitlines().index("        a = x" + "[0]" * depth) + 1
-    assert f"nests {depth + 1:,} levels deep (budget: {budget.MAX_EXPRESSION_DEPTH:,}" in d.message
+    assert f"nests {depth:,} levels deep (budget: {budget.MAX_EXPRESSION_DEPTH:,}" in d.message
 
 
 def test_a_definition_beyond_the_budget_names_it():

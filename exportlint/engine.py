@@ -121,9 +121,7 @@ def _analyze_light(
     try:
         module = cst.parse_module(text)
     except Exception as exc:  # Python accepted the file: a limitation of libcst's parser
-        message = getattr(exc, "message", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-        line = getattr(exc, "editor_line", 1)
-        return [_too_complex(path, target, line, f"exportlint's parser (libcst) cannot read this valid file: {message}")]
+        return [_libcst_failure(path, target, exc)]
     index = FileIndex(path, module, project, text=text)
     index.def_lines = light.def_lines  # Python's parser already placed the definitions
     index.column_shifts = light.column_shifts
@@ -141,6 +139,8 @@ def _analyze_index(index: FileIndex, light: FileIndex | None, project: Project, 
         return diagnostics
     except RecursionError:
         return [_too_complex(path, target, 1, "its code nests too deeply for the analyzer")]
+    except cst.ParserSyntaxError as exc:  # a definition parsed on demand (editor path)
+        return [_libcst_failure(path, target, exc)]
     except Exception as exc:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
@@ -186,6 +186,12 @@ def _too_complex(path: str, target: Target, line: int, reason: str) -> Diagnosti
         path, target, "EXL902", line, 1, (line, 1), f"too complex, not analyzed: {reason}",
         "nothing in this file was checked; split the file or exclude it (generated code, tables)",
     )
+
+
+def _libcst_failure(path: str, target: Target, exc: Exception) -> Diagnostic:
+    message = getattr(exc, "message", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    line = getattr(exc, "editor_line", 1)
+    return _too_complex(path, target, line, f"exportlint's parser (libcst) cannot read this valid file: {message}")
 
 
 def _internal_error(path: str, target: Target, reason: str) -> Diagnostic:

@@ -92,9 +92,10 @@ def test_form_feeds_in_indentation_parse_and_keep_their_columns():
     assert line[d.column - 1 : d.end_column - 1] == "if y.sum() > 0"
 
 
-def test_what_libcst_cannot_read_is_said_precisely_not_a_syntax_error():
+@pytest.mark.parametrize("incremental", [False, True], ids=["cli", "editor"])
+def test_what_libcst_cannot_read_is_said_precisely_not_a_syntax_error(incremental):
     source = MODULE.format(body=_indent("s = (\n" + "".join(f"    'p{i}'\n" for i in range(10_000)) + ")\n", 8))
-    (d,) = analyze_source(source, "m.py", Target.EXPORT)
+    (d,) = analyze_source(source, "m.py", Target.EXPORT, incremental=incremental)
     assert d.code == "EXL902"
     assert "exportlint's parser (libcst) cannot read this valid file" in d.message
 

@@ -2,7 +2,7 @@
 than CI runs.
 
     python benchmarks/bench_pathological.py [--sizes 250 500 10000] [--big-mb 9.5]
-        [--timeout 120] [--examples 2000] [--only NAME-SUBSTRING]
+        [--timeout 120] [--examples 2000] [--only NAME-SUBSTRING] [--code DIR]
 
 Each generated file (``tests/pathological.py``: huge sums, deep attribute / method chains,
 long elif chains, f-strings, walrus statements, literal tables, form feeds, ...) is linted alone
@@ -31,11 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from pathological import big_sum, corpus, repeated  # noqa: E402
+from pathological import big_sum, cases as pathological_cases, corpus, parses, repeated  # noqa: E402
 
 # Bounds asserted per file: the documented analysis budget plus start-up and parse slack.
 MAX_SECONDS = 60.0
 MAX_RSS_MB = 1500.0
+CODE = ROOT  # the exportlint sources to run (--code: e.g. an older checkout, for a before/after)
 
 
 # Runs the CLI and reports its own peak RSS (VmHWM: this process only, after exec) on stderr.
@@ -53,11 +54,12 @@ _CHILD = (
 
 def lint_one(path: Path, timeout: float) -> dict:
     """Run the CLI on one file; wall time, peak RSS (MB), exit code, codes."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(CODE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD, "--no-cache", "--format", "json", str(path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        cwd=path.parent,  # not this checkout: `python -c` imports from the working directory first
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -117,13 +119,17 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--examples", type=int, default=0)
     p.add_argument("--only", default="")
+    p.add_argument("--code", type=Path, default=ROOT, help="the exportlint checkout to run (default: this one)")
     args = p.parse_args()
+    global CODE
+    CODE = args.code.resolve()
     cases = [(n, s, ok) for n, s, ok in corpus(tuple(args.sizes))]
     cases.append(("sum_50000_module", big_sum(50_000), False))
+    cases += [(n, s, True) for n, s in pathological_cases(50_000) if n.startswith("dict_literal")]
     big = repeated(real_model_text(), int(args.big_mb * 1e6))
-    from pathological import parses
     cases.append((f"real_model_repeated_{args.big_mb}MB", big, parses(big)))
     failures = 0
+    rows: list[dict] = []
     print("| file | CPython parses | seconds | peak RSS MB | exit | codes | verdict |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +139,7 @@ def main() -> int:
             path = Path(tmp) / f"{name}.py"
             path.write_text(source)
             row = lint_one(path, args.timeout)
+            rows.append(row)
             v = verdict(name, ok, row)
             failures += v != "ok"
             print(f"| {name} | {ok} | {row['seconds']:.1f} | {row['rss_mb']:.0f} | {row['rc']} | "
@@ -149,7 +156,9 @@ def main() -> int:
         print(f"\nhypothesmith: {args.examples} examples per property, exit {rc}, "
               f"{time.monotonic() - start:.0f} s")
         failures += rc != 0
-    print(f"\n{failures} file(s) outside the bounds")
+    print(f"\n{len(rows)} files; slowest {max(r['seconds'] for r in rows):.1f} s, "
+          f"largest peak RSS {max(r['rss_mb'] for r in rows if r['rss_mb'] == r['rss_mb']):.0f} MB; "
+          f"{failures} file(s) outside the bounds")
     return 1 if failures else 0
 
 

@@ -32,7 +32,7 @@ STACK_BYTES = 512 * 1024 * 1024  # virtual; only the pages a deep file touches a
 RECURSION_LIMIT = 60_000
 MAX_NODES = 400_000  # the largest of 3,349 timm / transformers / torchvision files has 20,724
 MAX_DEFINITION_NODES = 60_000  # the largest class or function there has 15,605
-MAX_EXPRESSION_DEPTH = 600  # real code: under 50; libcst's parse time grows with its square
+MAX_EXPRESSION_DEPTH = 600  # real code there: at most 20; libcst's parse time grows with its square
 
 _lock = threading.Lock()
 _active = 0
@@ -152,7 +152,7 @@ def over_budget(size: Size) -> tuple[int, str] | None:
     if size.expression_depth > MAX_EXPRESSION_DEPTH:
         return size.depth_line, (
             f"an expression nests {size.expression_depth:,} levels deep (budget: {MAX_EXPRESSION_DEPTH:,}; "
-            "long chains like a + a + ... or x.f().f()... count one level per link)"
+            "a + a + ... or x[0][0]... counts one level per link, x.f().f()... two per call)"
         )
     return None
 
@@ -161,7 +161,9 @@ def leading_form_feeds(text: str) -> tuple[str, dict[int, int]]:
     """``text`` with the form feeds in the indentation of its lines removed the way Python's
     tokenizer reads them (a form feed resets the indentation count: only what follows the last
     one counts), and line -> characters removed there.  libcst rejects some of these valid
-    lines ("no matching outer block"); the removed count puts columns back where they were."""
+    lines ("no matching outer block"); the removed count puts columns back where they were.
+    (A line of a multi-line string that starts with a form feed loses it too: string contents
+    do not matter to the analysis.)"""
     if "\f" not in text:
         return text, {}
     shifts: dict[int, int] = {}

@@ -71,6 +71,7 @@ _TABLE = [
     ("EXL092", "dynamic-setup", "the dynamic pass could not build or run the model (nothing was verified)", W, W),
     ("EXL900", "parse-error", "the file does not parse", E, E),
     ("EXL901", "internal-error", "the analyzer failed on this file", E, E),
+    ("EXL902", "too-complex", "a valid file beyond the per-file budget was not analyzed", W, W),
 ]
 
 # One finding per condition: when both codes fire on the same expression, the first one wins

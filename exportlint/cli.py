@@ -183,7 +183,7 @@ def _use_color(args: argparse.Namespace) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return sys.stdout.isatty()
+    return sys.stdout is not None and sys.stdout.isatty()
 
 
 def _config_start(args: argparse.Namespace) -> Path:
@@ -196,6 +196,7 @@ def _config_start(args: argparse.Namespace) -> Path:
 def _lint(args: argparse.Namespace) -> int:
     from exportlint.config import ConfigError, load_settings
 
+    _check_working_directory()
     try:
         settings = load_settings(_config_start(args), _overrides(args), args.config)
     except ConfigError as e:
@@ -254,7 +255,7 @@ def _collect(args: argparse.Namespace, settings: Settings, stdin: bytes | None =
             raise UsageError(str(e)) from None
     if "-" in args.paths:
         name = args.stdin_filename or "-"
-        data = sys.stdin.buffer.read() if stdin is None else stdin
+        data = _read_stdin() if stdin is None else stdin
         args.stdin_source = (name, data)
         if not (settings.force_exclude and is_excluded(name, settings.exclude, settings.root)):
             result.reports.append(lint_bytes(data, name, settings))
@@ -312,6 +313,28 @@ def _add_noqa(result: LintResult) -> int:
     return EXIT_ERROR if errors or result.missing else EXIT_OK
 
 
+def _read_stdin() -> bytes:
+    """Standard input, up to one byte over the file size limit (the rest is not read: the
+    source is reported as too large)."""
+    from exportlint.files import MAX_FILE_BYTES
+
+    if sys.stdin is None:
+        raise UsageError("standard input is closed; nothing to lint from -")
+    try:
+        return sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise UsageError(f"cannot read standard input: {e.strerror or e}") from None
+
+
+def _check_working_directory() -> None:
+    try:
+        os.getcwd()
+    except OSError:
+        raise UsageError(
+            "the current working directory no longer exists; run exportlint from an existing directory"
+        ) from None
+
+
 def _exit_code(args: argparse.Namespace, settings: Settings, result: LintResult) -> int:
     if result.missing:
         return EXIT_ERROR
@@ -334,14 +357,24 @@ def _renderer(name: str):
 
 
 def _write(output: str, output_file: str | None) -> None:
+    # A file name that is not UTF-8 (held as surrogate escapes) is written as a \udcXX escape:
+    # the output stays valid UTF-8, and JSON readers get the name back as Python spells it.
+    data = output.encode("utf-8", "backslashreplace")
     if output_file is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(output.encode("utf-8"))
-        sys.stdout.buffer.flush()
+        if sys.stdout is None:
+            raise UsageError("standard output is closed; use --output-file")
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise UsageError(f"cannot write to standard output: {e.strerror or e}") from None
         return
     try:
-        with open(output_file, "w", encoding="utf-8") as f:
-            f.write(output)
+        with open(output_file, "wb") as f:
+            f.write(data)
     except OSError as e:
         raise UsageError(f"cannot write output file {output_file}: {e.strerror or e}") from None
 
@@ -472,7 +505,10 @@ def _lsp(argv: list[str]) -> int:
             f"the language server is not available ({e}); install it with "
             "`pip install 'exportlint[lsp]'`"
         ) from None
-    return serve(argv)
+    try:
+        return serve(argv)
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as e:
+        raise UsageError(f"lsp: {e.strerror or e}: {e.filename}") from None
 
 
 def _sites(argv: list[str]) -> int:
@@ -507,6 +543,8 @@ def _dispatch(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (never raises for user input)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if sys.stderr is None:  # closed: messages go nowhere rather than failing
+        sys.stderr = open(os.devnull, "w")
     try:
         return _dispatch(argv)
     except SystemExit as e:  # argparse: --help, --version, usage errors

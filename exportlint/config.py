@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,8 +27,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 # Codes that `select` never turns off (only an explicit `ignore` does): a file that cannot be
-# analyzed, an analyzer failure, and the dynamic pass's own findings.
-ALWAYS_SELECTED = frozenset({"EXL900", "EXL901", "EXL090", "EXL091"})
+# analyzed (EXL900, EXL902), an analyzer failure, and the dynamic pass's own findings.
+ALWAYS_SELECTED = frozenset({"EXL900", "EXL901", "EXL902", "EXL090", "EXL091"})
 
 
 class ConfigError(Exception):
@@ -189,8 +190,17 @@ def _table(value: Any) -> dict[str, Any]:
     return value
 
 
+def _patterns(value: Any) -> tuple[str, ...]:
+    from exportlint.files import check_pattern
+
+    items = _str_list(value)
+    for pattern in items:
+        check_pattern(pattern)  # ValueError naming the pattern
+    return items
+
+
 def _per_file_ignores(value: Any) -> dict[str, tuple[str, ...]]:
-    return {str(pattern): _selectors(sel) for pattern, sel in _table(value).items()}
+    return {_patterns([str(pattern)])[0]: _selectors(sel) for pattern, sel in _table(value).items()}
 
 
 def _severity_overrides(value: Any) -> dict[str, Severity]:
@@ -213,7 +223,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "select": ("select", _selectors),
     "ignore": ("ignore", _selectors),
     "target": ("target", _target),
-    "exclude": ("exclude", _str_list),
+    "exclude": ("exclude", _patterns),
     "force-exclude": ("force_exclude", _bool),
     "include-modular-sources": ("include_modular_sources", _bool),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
@@ -267,14 +277,36 @@ def _validate_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
 # Loading
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The parsed file; ConfigError for anything but a readable regular TOML file of at most
+    :data:`MAX_CONFIG_BYTES` (a FIFO or a device would block or never end)."""
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}: not a regular file")
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: too large for a configuration file ({st.st_size:,} bytes)")
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        return tomllib.loads(data.decode("utf-8"))
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: values nested too deeply") from None
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` made absolute, symbolic links resolved where possible (a link loop or an
+    over-long name is left as written)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
 
 
 def _exportlint_table(path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -291,12 +323,12 @@ def _exportlint_table(path: Path, data: dict[str, Any]) -> dict[str, Any] | None
 
 def find_config(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` with a ``[tool.exportlint]`` table, from ``start`` upward."""
-    here = start.resolve()
-    if not here.is_dir():
+    here = _resolved(start)
+    if not os.path.isdir(here):
         here = here.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _exportlint_table(candidate, _read_toml(candidate)) is not None:
+        if os.path.isfile(candidate) and _exportlint_table(candidate, _read_toml(candidate)) is not None:
             return candidate
     return None
 
@@ -320,7 +352,7 @@ def load_settings(
         if table is None:
             raise ConfigError(f"{path}: no [tool.exportlint] table")
         values = _validate_table(table, str(path))
-        root = path.resolve().parent
+        root = _resolved(path).parent
         if values.get("cache_dir") is not None and not values["cache_dir"].is_absolute():
             values["cache_dir"] = root / values["cache_dir"]
     else:

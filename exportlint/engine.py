@@ -14,6 +14,7 @@ import traceback
 
 import libcst as cst
 
+from exportlint import budget
 from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
@@ -80,43 +81,58 @@ def analyze_source(
 
     May return diagnostics whose ``path`` is another file of ``project`` (a helper function
     imported from there and reached from this file's modules); the driver regroups and
-    de-duplicates them by :meth:`Diagnostic.identity`.  Never raises for bad input:
-    syntax errors become EXL900, analyzer failures EXL901.  ``incremental`` (an editor buffer
-    linted again and again) parses each top-level class or function on its own and reuses the
-    ones whose text did not change since the last call.  ``context``: the run's export context;
-    None reads it from ``text`` alone (the export calls of this file).
+    de-duplicates them by :meth:`Diagnostic.identity`.  Never raises for bad input: what
+    Python's parser rejects is EXL900, a valid file beyond the per-file budget (``budget``)
+    EXL902, analyzer failures EXL901.  ``incremental`` (an editor buffer linted again and
+    again) parses each top-level class or function on its own and reuses the ones whose text
+    did not change since the last call.  ``context``: the run's export context; None reads it
+    from ``text`` alone (the export calls of this file).
     """
-    if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
-        return _syntax_check(text, path, target)
-    project = project if project is not None else Project([path])
-    light = None
+    # Python's own parser, with the interpreter's own limits, decides what is valid Python (and
+    # words and places errors best); it runs in the caller's thread, on its usual stack.
     try:
-        # Python's own parser is several times faster than libcst's: it tells whether the file
-        # defines an nn.Module with a forward at all (configs, tokenizers, utilities do not).
-        light = FileIndex.light(path, text, project, reuse_segments=incremental)
-        if light is None:
-            return _syntax_check(text, path, target)
-        if not _has_entry_points(light):
-            project.register(light)
-            return []
-    except RecursionError:
-        pass  # let libcst decide
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        return [_parse_error(path, target, exc.lineno or 1, exc.offset or 1, exc.msg)]
+    except (RecursionError, MemoryError) as exc:
+        reason = str(exc) or type(exc).__name__
+        return [_parse_error(path, target, 1, 1, f"nested too deeply for Python's parser ({reason}); Python cannot compile this file either")]
+    except ValueError as exc:  # NUL bytes
+        return [_parse_error(path, target, 1, 1, str(exc))]
+    if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
+        return []
+    project = project if project is not None else Project([path])
+    text, shifts = budget.leading_form_feeds(text)
+    # Python's parser is several times faster than libcst's: it tells whether the file defines
+    # an nn.Module with a forward at all (configs, tokenizers, utilities do not).
+    light = FileIndex.light(path, text, project, reuse_segments=incremental, tree=tree)
+    assert light is not None
+    light.column_shifts = shifts
+    if not _has_entry_points(light):
+        project.register(light)
+        return []
+    size = budget.measure(tree)
+    over = budget.over_budget(size)
+    if over is not None:
+        return [_too_complex(path, target, *over)]
     if context is None:
         context = build_context({path: text}, None, project)
-    if incremental and light is not None:
+    return budget.call_deep(_analyze_light, text, light, path, target, project, incremental, context)
+
+
+def _analyze_light(
+    text: str, light: FileIndex, path: str, target: Target, project: Project, incremental: bool,
+    context: ExportContext,
+) -> list[Diagnostic]:
+    if incremental:
         return _analyze_index(light, light, project, target, path, context)
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        # Python's own parser words and places most errors better; libcst's for the rest.
-        return _syntax_check(text, path, target) or [
-            _parse_error(path, target, exc.editor_line, exc.editor_column, exc.message)
-        ]
-    except Exception as exc:  # libcst raises a few other errors for odd input
-        return [_parse_error(path, target, 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)]
+    except Exception as exc:  # Python accepted the file: a limitation of libcst's parser
+        return [_libcst_failure(path, target, exc)]
     index = FileIndex(path, module, project, text=text)
-    if light is not None:
-        index.def_lines = light.def_lines  # Python's parser already placed the definitions
+    index.def_lines = light.def_lines  # Python's parser already placed the definitions
+    index.column_shifts = light.column_shifts
     return _analyze_index(index, light, project, target, path, context)
 
 
@@ -135,7 +151,9 @@ def _analyze_index(
             project.register(light)  # later files need its names, not its whole syntax tree
         return diagnostics
     except RecursionError:
-        return [_internal_error(path, target, "the file nests too deeply for the analyzer (RecursionError)")]
+        return [_too_complex(path, target, 1, "its code nests too deeply for the analyzer")]
+    except cst.ParserSyntaxError as exc:  # a definition parsed on demand (editor path)
+        return [_libcst_failure(path, target, exc)]
     except Exception as exc:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
@@ -148,16 +166,6 @@ def _has_entry_points(index: FileIndex) -> bool:
         cls.is_module() and any("forward" in c.method_names for c in cls.iter_mro())
         for cls in index.classes.values()
     )
-
-
-def _syntax_check(text: str, path: str, target: Target) -> list[Diagnostic]:
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return [_parse_error(path, target, exc.lineno or 1, exc.offset or 1, exc.msg)]
-    except (ValueError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        return [_parse_error(path, target, 1, 1, str(exc))]
-    return []
 
 
 def _diagnostic(path: str, target: Target, code: str, line: int, col: int, end: tuple[int, int], message: str, hint: str) -> Diagnostic:
@@ -184,6 +192,19 @@ def _parse_error(path: str, target: Target, line: int, col: int, message: str) -
         path, target, "EXL900", line, col, (line, col + 1), f"syntax error: {first}",
         "fix the syntax error; the file was not analyzed",
     )
+
+
+def _too_complex(path: str, target: Target, line: int, reason: str) -> Diagnostic:
+    return _diagnostic(
+        path, target, "EXL902", line, 1, (line, 1), f"too complex, not analyzed: {reason}",
+        "nothing in this file was checked; split the file or exclude it (generated code, tables)",
+    )
+
+
+def _libcst_failure(path: str, target: Target, exc: Exception) -> Diagnostic:
+    message = getattr(exc, "message", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    line = getattr(exc, "editor_line", 1)
+    return _too_complex(path, target, line, f"exportlint's parser (libcst) cannot read this valid file: {message}")
 
 
 def _internal_error(path: str, target: Target, reason: str) -> Diagnostic:

@@ -86,6 +86,14 @@ def _glob_to_regex(glob: str) -> str:
     return "".join(out)
 
 
+def check_pattern(pattern: str) -> None:
+    """ValueError with a one-line reason if ``pattern`` is not a valid exclusion pattern."""
+    try:
+        _Pattern.parse(pattern)
+    except re.error as e:
+        raise ValueError(f"invalid pattern {pattern!r}: {e.msg}") from None
+
+
 @dataclass(frozen=True)
 class _Pattern:
     regex: re.Pattern[str]
@@ -155,6 +163,8 @@ class PathMatcher:
 class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # command-line paths that do not exist
+    # directories that could not be listed -> why (their files are not linted)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 def _matcher(exclude: list[str] | tuple[str, ...], root: Path | str) -> PathMatcher:
@@ -205,7 +215,8 @@ def discover(
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as e:
+            found.unreadable[os.path.normpath(directory)] = e.strerror or str(e)
             return
         names = {e.name for e in entries}
         for entry in entries:
@@ -247,19 +258,28 @@ def _walk_entry(entry: os.DirEntry, matcher: PathMatcher, add_file, walk) -> Non
 # Reading
 
 
+def check_size(size: int) -> None:
+    """SourceError for content over :data:`MAX_FILE_BYTES`."""
+    if size > MAX_FILE_BYTES:
+        raise SourceError(
+            f"file too large to analyze ({'over ' if size == MAX_FILE_BYTES + 1 else ''}{size / 1e6:.1f} MB > "
+            f"{MAX_FILE_BYTES / 1e6:.1f} MB limit)"
+        )
+
+
 def read_bytes(path: str) -> bytes:
     """The raw content of ``path``; SourceError for unreadable, non-regular or huge files."""
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
             raise SourceError("is a directory, not a Python file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise SourceError(
-                f"file too large to analyze ({st.st_size / 1e6:.1f} MB > "
-                f"{MAX_FILE_BYTES / 1e6:.1f} MB limit)"
-            )
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
+            raise SourceError("not a regular file (a FIFO, socket or device); not read")
+        check_size(st.st_size)
         with open(path, "rb") as f:
-            return f.read(MAX_FILE_BYTES + 1)
+            data = f.read(MAX_FILE_BYTES + 1)
+        check_size(len(data))  # grew meanwhile
+        return data
     except SourceError:
         raise
     except OSError as e:
@@ -303,6 +323,9 @@ def decode_source(data: bytes) -> str:
             "save the file as UTF-8 or declare its encoding (PEP 263)",
             line,
         ) from None
+    except (LookupError, UnicodeError, TypeError):  # rot13 (not a text encoding), undefined
+        raise SourceError(f"encoding {encoding!r} in the coding declaration cannot decode "
+                          "Python source", cookie_line) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 

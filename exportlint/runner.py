@@ -10,6 +10,7 @@ analyzed; the run always goes on.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import re
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from exportlint.cache import Cache, content_hash, file_keys
 from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDING
 from exportlint.config import Settings
-from exportlint.diagnostics import Diagnostic, FileReport, Target
-from exportlint.files import SourceError, decode_source, discover, read_source, split_lines
+from exportlint.diagnostics import Diagnostic, FileReport, Note, Target
+from exportlint.files import SourceError, check_size, decode_source, discover, read_source, split_lines
 from exportlint.suppressions import FileSuppressions, apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:
@@ -349,8 +350,10 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings) -> FileReport:
-    """Like :func:`lint_text` for undecoded content; undecodable content gives EXL900."""
+    """Like :func:`lint_text` for undecoded content; undecodable or too large content gives
+    EXL900."""
     try:
+        check_size(len(data))
         text = decode_source(data)
     except SourceError as e:
         diag = file_diagnostic("EXL900", path, e.line, e.message, settings.target)
@@ -378,6 +381,11 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         if not sources.skipped(path):
             hashes[path] = content_hash(data)
 
+    for directory, reason in found.unreadable.items():
+        raw[directory] = [file_diagnostic(
+            "EXL900", directory, 1, f"cannot list this directory: {reason}; the files in it were not linted",
+            settings.target,
+        )]
     result = LintResult(reports=[], missing=found.missing)
     project = _make_project(list(hashes)) if hashes else None
     context = export_context({p: sources.texts[p] for p in hashes}, settings, project)
@@ -392,10 +400,11 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         else:
             raw[path] = cached
             result.cached += 1
+    shown = {os.path.abspath(path): path for path in found.files}
     if todo:
         analyzed = _analyze(todo, settings, project, progress, context)
         for path, diagnostics in analyzed.items():
-            raw[path] = diagnostics
+            raw[path] = _as_shown(diagnostics, shown)
             if cache is not None:
                 cache.put(keys[path], diagnostics)
         result.analyzed = len(analyzed)
@@ -404,7 +413,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
     for path, diagnostics in site_diagnostics(context, settings).items():
         raw.setdefault(path, []).extend(diagnostics)
 
-    result.reports = _regroup(found.files, raw, sources, settings)
+    result.reports = _regroup(found.files + list(found.unreadable), raw, sources, settings)
     if settings.report_unused_suppressions:
         for report in result.reports:
             suppressions = None if sources.skipped(report.path) else sources.suppressions(report.path)
@@ -416,19 +425,35 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
     return result
 
 
+def _as_shown(diagnostics: list[Diagnostic], shown: dict[str, str]) -> list[Diagnostic]:
+    """The analysis may name a linted file differently (absolute when another file's analysis
+    loaded it, as given when it was analyzed itself, depending on which process analyzed what):
+    every path, provenance notes included, becomes the file's path as discovered, so that the
+    output, and the cache, are the same for any ``--jobs``."""
+    for d in diagnostics:
+        d.path = shown.get(os.path.abspath(d.path), d.path)
+        if any(note.path is not None for note in d.provenance):
+            d.provenance = [_note_as_shown(note, d.path, shown) for note in d.provenance]
+    return diagnostics
+
+
+def _note_as_shown(note: Note, own: str, shown: dict[str, str]) -> Note:
+    if note.path is None:
+        return note
+    path = shown.get(os.path.abspath(note.path), note.path)
+    return dataclasses.replace(note, path=None if path == own else path)
+
+
 def _regroup(
     files: list[str], raw: dict[str, list[Diagnostic]], sources: Sources, settings: Settings
 ) -> list[FileReport]:
     by_path: dict[str, list[Diagnostic]] = {path: [] for path in files}
     linted = set(files)
-    shown = {os.path.abspath(path): path for path in files}
     # Deterministic whatever order the workers finished in: a file's own analysis first (its
     # provenance wins the de-duplication), then findings other files' analyses placed in it.
     for own in (True, False):
         for analyzed in sorted(raw):
             for d in raw[analyzed]:
-                if d.path not in by_path:  # the analysis may name a linted file differently
-                    d.path = shown.get(os.path.abspath(d.path), d.path)
                 if (os.path.abspath(d.path) == os.path.abspath(analyzed)) is own:
                     by_path.setdefault(d.path, []).append(d)
     reports = []

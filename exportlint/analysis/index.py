@@ -321,6 +321,9 @@ class FileIndex:
         self.classes: dict[str, ClassInfo] = {}
         self.consts: set[str] = set()
         self._positions: "list[tuple[cst.Module, int, Positions | None]]" = []
+        # line -> characters removed from its indentation before parsing (form feeds, see
+        # budget.leading_form_feeds): added back to the columns reported on that line.
+        self.column_shifts: dict[int, int] = {}
         if module is not None:
             self._positions.append((module, 0, None))
             for stmt in module.body:
@@ -375,14 +378,19 @@ class FileIndex:
 
     # -- building from ast (other files of the linted set) --------------------------------------
     @classmethod
-    def light(cls, path: str, text: str, project: "Project | None" = None, reuse_segments: bool = False) -> "FileIndex | None":
+    def light(
+        cls, path: str, text: str, project: "Project | None" = None, reuse_segments: bool = False,
+        tree: ast.Module | None = None,
+    ) -> "FileIndex | None":
         """Index ``text`` with ``ast`` (None on a syntax error); bodies are parsed on demand.
         With ``reuse_segments`` (an editor re-linting a buffer), a class or function whose text
-        did not change since an earlier lint is not parsed again, nor are its positions."""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return None
+        did not change since an earlier lint is not parsed again, nor are its positions.
+        ``tree`` is ``text`` already parsed by ``ast``."""
+        if tree is None:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                return None
         index = cls(path, None, project)
         index.reuse_segments = reuse_segments
         index._lines = io.StringIO(text, newline="").readlines()
@@ -563,6 +571,13 @@ class FileIndex:
 
     def span(self, node: cst.CSTNode, top: object = None) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) of ``node``: 1-based, end exclusive."""
+        line, col, end_line, end_col = self._span(node, top)
+        if self.column_shifts:
+            col += self.column_shifts.get(line, 0)
+            end_col += self.column_shifts.get(end_line, 0)
+        return line, col, end_line, end_col
+
+    def _span(self, node: cst.CSTNode, top: object = None) -> tuple[int, int, int, int]:
         from exportlint.analysis.positions import Positions
 
         if top is not None and self._text is not None:

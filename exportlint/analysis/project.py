@@ -141,9 +141,11 @@ class Project:
 
 
 def _read_source(path: str) -> str | None:
+    """The text of another linted file, read like the driver reads it (size limit, PEP 263,
+    regular files only); None if it cannot be."""
+    from exportlint.files import SourceError, read_source
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        return data.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        return read_source(path)[1]
+    except SourceError:
         return None

@@ -72,7 +72,7 @@ def artifact_location(path: str, cwd: str) -> dict[str, str]:
     where = workspace_path(path, cwd)
     if os.path.isabs(where):
         return {"uri": Path(where).as_uri()}
-    return {"uri": quote(where), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(where)), "uriBaseId": SRCROOT}
 
 
 def _region(line: int, column: int, end_line: int | None = None, end_column: int | None = None) -> dict[str, int]:

@@ -8,7 +8,6 @@ document that was never opened; the framing recovers after a lying ``Content-Len
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -156,12 +155,3 @@ def test_notifications_about_an_unopened_document_are_ignored(client: LspClient,
     assert client.request("textDocument/hover", hover_params(uri)) is None
     assert [m for m in client.backlog if m.get("method") == "window/showMessage"] == []
     assert client.exit() == 0
-
-
-def test_log_file_in_a_missing_directory_is_a_one_line_error(workspace: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "exportlint", "lsp", "--log-file", str(workspace / "no" / "log.txt")],
-                          cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    [line] = done.stderr.splitlines()
-    assert line.startswith("exportlint lsp: error: cannot write the log file: ") and "no/log.txt" in line
-    assert "internal error" not in line

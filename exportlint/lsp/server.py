@@ -321,11 +321,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Serve on stdin/stdout until the client exits or closes the pipe."""
     args = parse_args(argv)
-    try:
-        configure_logging(args.log_level, args.log_file)
-    except OSError as exc:
-        print(f"exportlint lsp: error: cannot write the log file: {exc}", file=sys.stderr)
-        return 2
+    configure_logging(args.log_level, args.log_file)  # a log file that cannot be written: the CLI's usage error
     serve(server, sys.stdin.buffer, sys.stdout.buffer)
     logger.info("client closed the connection; exiting")
     try:

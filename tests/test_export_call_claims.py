@@ -62,8 +62,6 @@ def test_exl102_an_unknown_dynamic_shapes_key_fails():
 
 
 def test_exl102_an_unknown_dynamic_axes_key_makes_the_legacy_model_static(tmp_path):
-    import io
-
     import onnxruntime
 
     source = _example("EXL102", "good").split("ep = ")[0] + (
@@ -88,8 +86,6 @@ def test_exl103_exporting_in_training_mode_diverges_from_eval_and_eval_does_not(
 
 
 def test_exl103_the_dynamo_onnx_exporter_also_exports_training_behaviour_and_legacy_exports_eval():
-    import io
-
     import onnxruntime
 
     source = _example("EXL103", "bad").replace(

@@ -8,7 +8,6 @@ document that was never opened; the framing recovers after a lying ``Content-Len
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest

@@ -11,7 +11,6 @@ import importlib
 import importlib.util
 import inspect
 import itertools
-import os
 import sys
 import textwrap
 from dataclasses import dataclass, field

@@ -35,7 +35,10 @@ def fixed_lines(outcome: FixOutcome) -> list[str]:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    """``1 problem``, ``2 problems``, ``2 more fixes``."""
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}{'es' if word.endswith(('x', 's', 'sh', 'ch')) else 's'}"
 
 
 def run_fixes(args: Any, settings: Settings, result: Any, stdin: tuple[str, str] | None) -> FixOutcome:

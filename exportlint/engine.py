@@ -242,4 +242,5 @@ def _to_diagnostic(f: Finding, target: Target, sites: dict | None = None) -> Dia
         # `n = x.item()` says it all: drop the source note when its line has an assignment note.
         if not (step.source and (step.file.path, pos[0]) in assigned)
     ]
+    d.provenance += [n if n.path != f.file.path else Note(n.line, n.column, n.message) for n in f.notes]
     return d

@@ -29,6 +29,8 @@ class Finding:
     severity: Severity | None = None  # instead of the rule's default for the target
     # The fix producer, called once the finding is kept: the edits, or None (no fix here).
     fix: "Callable[[FixSite], FixPlan | None] | None" = None
+    # Provenance beyond the value's history, e.g. the export call a finding is about: Notes.
+    notes: tuple = ()
 
 
 @dataclass

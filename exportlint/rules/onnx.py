@@ -15,6 +15,7 @@ import libcst as cst
 from exportlint.analysis import events as ev
 from exportlint.context.model import ONNX_DYNAMO, Site
 from exportlint.data import UNKNOWN, default_opset, dynamo_converts, find_ops, legacy_converts
+from exportlint.diagnostics import Note
 from exportlint.rules.base import Finding, Rule, RuleContext
 
 
@@ -40,7 +41,11 @@ class OnnxUnsupportedOperator(Rule):
                 if why is None or op["id"] in reported:
                     continue
                 reported.add(op["id"])
-                yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}`: {why}", _hint(op, site))
+                finding = self.finding(ctx, e.node, f"`{ctx.code(e.node)}`: {why}", _hint(op, site))
+                opset = f", opset_version={site.opset}" if site.opset else ""
+                finding.notes = (Note(site.span.line, site.span.column,
+                                      f"exported here by `{site.func}` ({site.exporter}{opset})", site.path),)
+                yield finding
 
 
 def _fails(op: dict, site: Site) -> str | None:
@@ -72,7 +77,8 @@ def _hint(op: dict, site: Site) -> str:
     if correct and (site.opset or default_opset(False)) in op["legacy"].get("mismatch_opsets", ()):
         return f"export with opset_version={min(correct)} or later, where the measured output matched eager"
     if lowest:
-        return f"export with opset_version={lowest} or later (or `dynamo=True`, which converts it: {dynamo_converts(op['id'])})"
+        dynamo = " (or with `dynamo=True`, whose exporter converts it)" if dynamo_converts(op["id"]) else ""
+        return f"export with opset_version={lowest} or later{dynamo}"
     return "no opset of the legacy exporter converts it: use `dynamo=True`" + (
         "" if dynamo_converts(op["id"]) else " is no help either; replace the op"
     )

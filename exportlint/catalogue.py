@@ -65,7 +65,7 @@ _TABLE = [
     ("EXL102", "dynamic-spec-mismatch", "a `dynamic_shapes` / `dynamic_axes` entry names no input, or a dim beyond the example's rank", E, E),
     ("EXL103", "exported-in-training-mode", "the model is exported or traced without `.eval()` (dropout and batch-norm export in training mode)", W, W),
     ("EXL104", "unknown-exporter-argument", "an argument the exporter does not take in this torch version (removed or misspelled): a TypeError", E, E),
-    ("EXL105", "onnx-unsupported-operator", "an operator the site's ONNX exporter cannot convert at its opset", E, E),
+    ("EXL105", "onnx-unsupported-operator", "an operator the site's ONNX exporter cannot convert (or converts wrongly) at its opset", E, E),
     ("EXL090", "export-failure", "an exporter failed at this line (dynamic pass)", E, E),
     ("EXL091", "export-divergence", "the exported artifact disagrees with eager (dynamic pass)", E, E),
     ("EXL092", "dynamic-setup", "the dynamic pass could not build or run the model (nothing was verified)", W, W),

@@ -79,12 +79,10 @@ def _analyze_one(
 ) -> list[Diagnostic]:
     from exportlint import engine
 
-    # Without export sites anywhere, the engine's own reading of the file finds none either.
-    extra = {"context": context} if context is not None and context.sites else {}
     try:
         if incremental:  # only the editor path asks for it
-            return engine.analyze_source(text, path, target, project, incremental=True, **extra)
-        return engine.analyze_source(text, path, target, project, **extra)
+            return engine.analyze_source(text, path, target, project, incremental=True, context=context)
+        return engine.analyze_source(text, path, target, project, context=context)
     except Exception as e:  # the engine promises not to raise; a bug must not stop the run
         return [file_diagnostic("EXL901", path, 1, f"internal error: {type(e).__name__}: {e}", target)]
 

@@ -72,7 +72,7 @@ def test_diagnostics_in_other_files_are_regrouped_and_deduplicated(tmp_path, mon
     a = write(tmp_path, "a.py", "from helper import f\n")
     b = write(tmp_path, "b.py", "from helper import f\n")
 
-    def analyze(text, path, target, project=None):
+    def analyze(text, path, target, project=None, context=None):
         if path == helper:
             return []
         # Both users reach the helper; the engine names it by its absolute path.
@@ -126,7 +126,7 @@ def test_engine_exception_becomes_exl901(tmp_path, monkeypatch):
     ok = write(tmp_path, "ok.py", "a = t.item()\n")
     boom = write(tmp_path, "boom.py", "x = 1\n")
 
-    def analyze(text, path, target, project=None):
+    def analyze(text, path, target, project=None, context=None):
         if path == boom:
             raise RecursionError("maximum recursion depth exceeded")
         return fake_findings(text, path, target)
@@ -141,7 +141,7 @@ def test_parallel_run_matches_sequential_and_a_crashing_worker_costs_one_file(tm
     paths = [write(tmp_path, f"m{i:02}.py", f"a{i} = t.item()\n") for i in range(12)]
     crash = write(tmp_path, "m05_crash.py", "x = 1\n")
 
-    def analyze(text, path, target, project=None):
+    def analyze(text, path, target, project=None, context=None):
         if path == crash:
             os._exit(3)  # a segfault in the parser looks like this to the pool
         return fake_findings(text, path, target)
@@ -253,7 +253,7 @@ def test_internal_errors_are_not_cached(tmp_path, monkeypatch):
     a = write(tmp_path, "a.py", "x = 1\n")
     calls = []
 
-    def analyze(text, path, target, project=None):
+    def analyze(text, path, target, project=None, context=None):
         calls.append(path)
         raise ValueError("flaky")
 

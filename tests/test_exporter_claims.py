@@ -22,7 +22,7 @@ pytestmark = [
 ]
 
 torch = pytest.importorskip("torch", reason="the exporter claims need torch (pip install exportlint[dynamic])")
-ort = pytest.importorskip("onnxruntime", reason="the exporter claims need onnxruntime (pip install exportlint[dynamic])")
+pytest.importorskip("onnxruntime", reason="the exporter claims need onnxruntime (pip install exportlint[dynamic])")
 pytest.importorskip("onnxscript", reason="the ONNX dynamo claims need onnxscript (pip install exportlint[dynamic])")
 if not torch.__version__.startswith("2.13."):
     pytest.skip(f"the claims were measured on torch 2.13, this is torch {torch.__version__}", allow_module_level=True)
@@ -100,19 +100,6 @@ def _trace(probe):
     return traced, tracer
 
 
-def _ort_run(model_bytes):
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
-    names = [i.name for i in sess.get_inputs()]
-
-    def run(*args):
-        feed = {f"in{i}": a.numpy() for i, a in enumerate(args) if f"in{i}" in names}
-        return [torch.from_numpy(o) for o in sess.run(None, feed)]
-
-    return run
-
-
 def _onnx_dynamo(probe):
     n = len(probe.a())
     ds = tuple({d: f"a{i}d{d}" for d in probe.dyn.get(i, [])} or None for i in range(n))
@@ -120,7 +107,7 @@ def _onnx_dynamo(probe):
         warnings.simplefilter("ignore")
         prog = torch.onnx.export(probe.make(), probe.a(), dynamo=True, dynamic_shapes=ds, verbose=False,
                                  input_names=[f"in{i}" for i in range(n)])
-    return _ort_run(prog.model_proto.SerializeToString())
+    return P.ort_runner(prog.model_proto.SerializeToString())[0]
 
 
 def _onnx_legacy(probe):
@@ -130,7 +117,7 @@ def _onnx_legacy(probe):
         warnings.simplefilter("ignore")
         torch.onnx.export(probe.make(), probe.a(), buf, dynamo=False, input_names=[f"in{i}" for i in range(n)],
                           dynamic_axes={f"in{i}": {d: f"a{i}d{d}" for d in dims} for i, dims in probe.dyn.items()})
-    return _ort_run(buf.getvalue())
+    return P.ort_runner(buf.getvalue())[0]
 
 
 # -- (a) Dim.AUTO specialises int(h) / len(x); integer shape arithmetic stays symbolic --------------
@@ -222,7 +209,7 @@ def _branch_taken(fn, exporter):
         elif exporter == "legacy":
             buf = io.BytesIO()
             torch.onnx.export(m, (x,), buf, dynamo=False, input_names=["in0"])
-            out = _ort_run(buf.getvalue())(x)[0]
+            out = P.ort_runner(buf.getvalue())[0](x)[0]
     return bool((out == 1).all())
 
 
@@ -253,7 +240,7 @@ def test_onnx_dynamo_answers_is_exporting_and_is_in_onnx_export():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prog = torch.onnx.export(P.predicate_module(both), (x,), dynamo=True, verbose=False, input_names=["in0"])
-    out = _ort_run(prog.model_proto.SerializeToString())(x)[0]
+    out = P.ort_runner(prog.model_proto.SerializeToString())[0](x)[0]
     assert bool((out == 1).all())
 
 

@@ -154,22 +154,6 @@ def cell_export(probe, eager_b, strict, hint):
     return v, notes + parts
 
 
-def _ort(model_bytes):
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
-    names = [i.name for i in sess.get_inputs()]
-
-    def run(*args):
-        feed = {f"in{i}": a.numpy() for i, a in enumerate(args) if f"in{i}" in names}
-        outs = sess.run(None, feed)
-        return [torch.from_numpy(o) for o in outs]
-
-    return run, sess
-
-
 def _onnx_static(model, probe):
     out = []
     for i, inp in enumerate(model.graph.input):
@@ -197,7 +181,7 @@ def cell_onnx_dynamo(probe, eager_b):
         return f"FAIL {type(e).__name__}", [short(e)]
     model = prog.model_proto
     static, missing = _onnx_static(model, probe)
-    run, _ = _ort(model.SerializeToString())
+    run, _ = P.ort_runner(model.SerializeToString())
     v, parts = judge(run, probe, eager_b, static)
     notes = []
     if static:
@@ -255,7 +239,7 @@ def cell_legacy(probe, eager_b):
     model = onnx.load_from_string(buf.getvalue())
     static, missing = _onnx_static(model, probe)
     try:
-        run, _ = _ort(buf.getvalue())
+        run, _ = P.ort_runner(buf.getvalue())
     except Exception as e:  # noqa: BLE001
         return f"FAIL ort {type(e).__name__}", [short(e)]
     v, parts = judge(run, probe, eager_b, static)
@@ -324,7 +308,7 @@ def run_predicates():
 
         def onnx_dyn():
             prog = torch.onnx.export(P.predicate_module(fn), (x,), dynamo=True, verbose=False, input_names=["in0"])
-            return branch(_ort(prog.model_proto.SerializeToString())[0](x))
+            return branch(P.ort_runner(prog.model_proto.SerializeToString())[0](x))
 
         attempt("onnx-dyn", onnx_dyn)
         attempt("trace", lambda: branch(torch.jit.trace(P.predicate_module(fn), (x,), check_trace=False)(x)))
@@ -332,7 +316,7 @@ def run_predicates():
         def legacy():
             buf = io.BytesIO()
             torch.onnx.export(P.predicate_module(fn), (x,), buf, dynamo=False, input_names=["in0"])
-            return branch(_ort(buf.getvalue())[0](x))
+            return branch(P.ort_runner(buf.getvalue())[0](x))
 
         attempt("legacy", legacy)
         if name == "torch.jit.is_scripting()":  # the only predicate TorchScript compiles; scripting is no exporter

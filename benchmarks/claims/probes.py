@@ -34,6 +34,23 @@ class Probe:
 PROBES: dict[str, Probe] = {}
 
 
+def ort_runner(model_bytes):
+    """(run, session) for an ONNX model in onnxruntime: ``run(*tensors)`` feeds the inputs named
+    ``in0``, ``in1``, … that the model has and returns its outputs as tensors."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+
+    def run(*args):
+        feed = {f"in{i}": a.numpy() for i, a in enumerate(args) if f"in{i}" in names}
+        return [torch.from_numpy(o) for o in sess.run(None, feed)]
+
+    return run, sess
+
+
 def probe(id, title, a, bs, dyn, group="shape", notes=""):
     def deco(cls):
         PROBES[id] = Probe(id, title, cls, a, bs if isinstance(bs, list) else [("B", bs)], dyn, group, notes)

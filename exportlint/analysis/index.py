@@ -483,6 +483,11 @@ class FileIndex:
             return full.classes[name].node
         return full.functions[name]
 
+    @property
+    def source(self) -> str | None:
+        """The file's text (None for an index built from a syntax tree alone)."""
+        return self._text
+
     # -- resolution ---------------------------------------------------------------------------
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of a Name/Attribute chain rooted at an import (``F.relu`` ->

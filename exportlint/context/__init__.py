@@ -28,9 +28,10 @@ def build_context(texts: dict[str, str], settings: Any, project: Any, partial: b
     declared = getattr(settings, "export", None)
     version = declared.torch_version if declared is not None else None
     sites: list[Site] = []
+    parsed: dict = {}  # the other linted files the resolution reads, once each
     for path in sorted(texts):
         if may_have_sites(texts[path]):
-            sites += file_sites(path, texts[path], project, version)
+            sites += file_sites(path, texts[path], project, version, parsed)
     sites.sort(key=lambda s: (s.path, s.span.line, s.span.column))
     if declared is not None and not declared.empty:
         from exportlint.context.declared import declared_sites

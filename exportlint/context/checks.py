@@ -138,9 +138,8 @@ class DynamicSpecMismatch(SiteRule):
         for i, example in enumerate(site.inputs or ()):
             if example.shape is None:
                 continue
-            name = params[i] if i < len(params) else None
-            candidates = [k for k in (i, name, (site.input_names or [None] * (i + 1))[i] if site.input_names and i < len(site.input_names) else None) if k is not None]
-            for key in dict.fromkeys(candidates):
+            names = (params[i] if i < len(params) else None, site.input_names[i] if i < len(site.input_names or ()) else None)
+            for key in dict.fromkeys(k for k in (i, *names) if k is not None):
                 for d in sorted(site.dims.get(key, {})):
                     if not -len(example.shape) <= d < len(example.shape):
                         yield (
@@ -196,7 +195,7 @@ class UnknownExporterArgument(SiteRule):
             yield (site.span, f"`{site.func}` does not exist in torch {site.torch_version} ({signature.evidence})",
                    "use `torch.onnx.export(..., dynamo=True)`" if "onnx" in site.func else "see the torch release notes", None)
             return
-        for name in site.keyword_texts:
+        for name in site.keywords:
             if name.startswith("#") or name in POSITIONAL.get(site.func, ()) or signature.accepts(name) is not False:
                 continue
             removed = removed_parameter(site.func, name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exportlint.context.model import DRAFT, EXPORT, ONNX_DYNAMO, ONNX_LEGACY, TRACE, TRAINING_IR, DimSpec, InputSpec, Root, Site, Span
-from exportlint.context.versions import parse_version
+from exportlint.data import minor_version
 from exportlint.dynamic.specs import SpecError, parse_dynamic_dim, parse_input, parse_model
 
 EXPORTER_NAMES = {
@@ -76,7 +76,8 @@ def validate(table: Any) -> Declared:
     out.opset = opset
     version = table.get("torch-version")
     if version is not None:
-        parse_version(str(version))
+        if minor_version(str(version)) is None:
+            raise ValueError(f"torch-version: expected a torch version like 2.13, got {version!r}")
         out.torch_version = str(version)
     if (out.dims or out.inputs or "opset" in table or "exporter" in table) and not out.roots:
         raise ValueError("dynamic-dims, inputs, exporter and opset describe a root: also give `roots`")

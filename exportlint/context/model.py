@@ -104,7 +104,6 @@ class Site:
     training: str | None = None  # the `training=` argument of torch.onnx.export, as written
     eval_mode: bool | None = None  # True: .eval() seen; False: built here and never put in eval; None: unknown
     keywords: dict[str, Span] = field(default_factory=dict)  # argument name -> span of its value
-    keyword_texts: dict[str, str] = field(default_factory=dict)
     declared: bool = False
     open_kwargs: bool = False  # the call also passes `**kwargs`: arguments not written may be in them
     project_root: str = ""  # a declared root's: the project (its scope)
@@ -160,11 +159,6 @@ class Judgement:
 
     target: Target
     sites: list[Site]
-
-    @property
-    def onnx(self) -> list[tuple[str, int | None]]:
-        """(exporter, opset) of each ONNX site."""
-        return [(s.exporter, s.opset) for s in self.sites if s.exporter in ONNX_EXPORTERS]
 
 
 @dataclass

@@ -67,15 +67,18 @@ def may_have_sites(text: str) -> bool:
     return "torch" in text and _MAYBE_SITE.search(text) is not None
 
 
-def file_sites(path: str, text: str, project: Any = None, torch_version: str | None = None) -> list[Site]:
-    """The export calls of one file (empty when it has none or does not parse)."""
+def file_sites(
+    path: str, text: str, project: Any = None, torch_version: str | None = None, parsed: dict | None = None
+) -> list[Site]:
+    """The export calls of one file (empty when it has none or does not parse).  ``parsed``: the
+    other linted files read so far by this discovery (shared by the calls of one run)."""
     if not may_have_sites(text):
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
-    reader = _File(path, text, tree, project, torch_version)
+    reader = _File(path, text, tree, project, torch_version, {} if parsed is None else parsed)
     try:
         return list(reader.sites())
     except RecursionError:
@@ -91,13 +94,17 @@ class _Scope:
 
 
 class _File:
-    def __init__(self, path: str, text: str, tree: ast.Module, project: Any, torch_version: str | None) -> None:
+    def __init__(
+        self, path: str, text: str, tree: ast.Module, project: Any, torch_version: str | None, parsed: dict
+    ) -> None:
         self.path = path
         self.abspath = os.path.abspath(path)
+        self.text = text
         self.lines = text.splitlines()
         self.tree = tree
         self.project = project
         self.torch_version = torch_version
+        self.parsed = parsed  # path -> _File of the other linted files this discovery has read
         self.imports: dict[str, str] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
@@ -130,7 +137,7 @@ class _File:
         return Span(line, self._col(line, node.col_offset), end_line, self._col(end_line, node.end_col_offset or 0))  # type: ignore[attr-defined]
 
     def code(self, node: ast.AST, limit: int = 80) -> str:
-        text = " ".join((ast.get_source_segment("\n".join(self.lines), node) or "").split())
+        text = " ".join((ast.get_source_segment(self.text, node) or "").split())
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     # -- names ----------------------------------------------------------------------------------
@@ -141,10 +148,8 @@ class _File:
             node = node.value
         if not isinstance(node, ast.Name):
             return None
-        head = self.imports.get(node.id, node.id if node.id in ("torch",) else None)
-        if head is None:
-            return None if parts else None
-        return ".".join([head, *reversed(parts)])
+        head = self.imports.get(node.id, "torch" if node.id == "torch" else None)
+        return None if head is None else ".".join([head, *reversed(parts)])
 
     def local_name(self, node: ast.expr) -> str | None:
         parts: list[str] = []
@@ -177,8 +182,6 @@ class _File:
                 for t in targets:
                     if isinstance(t, ast.Name):
                         scope.assigns.setdefault(t.id, []).append((stmt.lineno, stmt.value))
-            elif isinstance(stmt, (ast.For, ast.With)) and False:
-                pass
             elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and isinstance(stmt.func.value, ast.Name):
                 mode = _mode_call(stmt)
                 if mode is not None:
@@ -207,7 +210,6 @@ class _File:
     def site(self, call: ast.Call, func: str) -> Site:
         bound = self._bind(call, func)
         keywords = {k: self.span(v) for k, v in bound.items()}
-        texts = {k: self.code(v, 200) for k, v in bound.items()}
         dynamo = _literal(bound.get("dynamo"))
         exporter = EXPORT_FUNCS[func]
         if exporter is None:
@@ -217,7 +219,7 @@ class _File:
         model = next((bound[p] for p in _MODEL_PARAMS if p in bound), None)
         site = Site(
             path=self.path, span=self.span(call), func=func, exporter=exporter,
-            model=self.code(model) if model is not None else "", keywords=keywords, keyword_texts=texts,
+            model=self.code(model) if model is not None else "", keywords=keywords,
             open_kwargs=any(kw.arg is None for kw in call.keywords), torch_version=effective(self.torch_version),
         )
         if model is not None:
@@ -338,17 +340,30 @@ class _File:
             return None
         cls = self._sibling_class(qual) or (self.project.find_class(qual) if self.project.defines(qual) else None)
         if cls is not None:
-            other = _linted_file(cls.file.path, self.project, self.torch_version)
+            other = self.linted_file(cls.file.path)
             node = other.classes.get(cls.name) if other is not None else None
             return self._root_info(cls), "", _fresh_mode(node, call) if node is not None else None
         fn = self.project.find_function(qual) if self.project.defines(qual) else None
         if fn is not None:
-            other = _linted_file(fn[0].path, self.project, self.torch_version)
+            other = self.linted_file(fn[0].path)
             if other is not None:
                 node = other.functions.get(qual.split(".")[-1])
                 if node is not None:
                     return other._factory(node, 1)
         return None
+
+    def linted_file(self, path: str) -> "_File | None":
+        """Another linted file, read through the project (once per discovery)."""
+        if path not in self.parsed:
+            index = self.project.index(path)
+            text = index.source if index is not None else None
+            try:
+                self.parsed[path] = (
+                    _File(path, text, ast.parse(text), self.project, self.torch_version, self.parsed) if text else None
+                )
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                self.parsed[path] = None
+        return self.parsed[path]
 
     def _sibling_class(self, qual: str) -> Any:
         """``from models import Net`` in a script imports the ``models.py`` next to it first (the
@@ -384,7 +399,7 @@ class _File:
                 info = self.project.find_class(q) if q and self.project.defines(q) else None
                 if info is not None:
                     return Root(path, cls.name, self._root_info(info).params, self._root_info(info).train_layers)
-        return Root(path, cls.name, params, _TRAIN_LAYERS.search("\n".join(self.lines)) is not None)
+        return Root(path, cls.name, params, _TRAIN_LAYERS.search(self.text) is not None)
 
     def _root_info(self, info: Any) -> Root:
         """A Root for a ClassInfo of the project (its forward's parameters from libcst)."""
@@ -393,7 +408,7 @@ class _File:
         if found is not None:
             fn = found[1]
             params = tuple(p.name.value for p in [*fn.params.posonly_params, *fn.params.params][1:])
-        text = self.project._reader(info.file.path) if self.project is not None else None
+        text = info.file.source
         return Root(os.path.abspath(info.file.path), info.name, params, bool(text and _TRAIN_LAYERS.search(text)))
 
     # -- example inputs -------------------------------------------------------------------------
@@ -554,7 +569,7 @@ def _fresh_mode(cls: ast.ClassDef | None, call: ast.Call) -> bool | None:
     library class (``cls`` None) counts as freshly built only from literal arguments."""
     args = [*call.args, *(k.value for k in call.keywords)]
     if cls is None:
-        return False if all(_literal(a) is not None or (isinstance(a, ast.Constant)) for a in args) else None
+        return False if all(isinstance(a, ast.Constant) or _literal(a) is not None for a in args) else None
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     if init is None or not args:
         return False
@@ -607,16 +622,3 @@ def _literal(node: ast.expr | None) -> Any:
 def _int(node: ast.expr | None) -> int | None:
     value = _literal(node)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_LINTED: dict[str, _File | None] = {}
-
-
-def _linted_file(path: str, project: Any, torch_version: str | None) -> _File | None:
-    if path not in _LINTED:
-        text = project._reader(path) if project is not None else None
-        try:
-            _LINTED[path] = _File(path, text, ast.parse(text), project, torch_version) if text else None
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            _LINTED[path] = None
-    return _LINTED[path]

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 LATEST_KNOWN = "2.13"
-
-
-def parse_version(text: str) -> tuple[int, int]:
-    """``"2.13.0+cpu"`` -> (2, 13); a ValueError for anything that is not MAJOR.MINOR[...]."""
-    m = re.match(r"^\s*(\d+)\.(\d+)", str(text))
-    if m is None:
-        raise ValueError(f"expected a torch version like 2.13, got {text!r}")
-    return int(m.group(1)), int(m.group(2))
 
 
 @lru_cache(maxsize=1)

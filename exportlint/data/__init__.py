@@ -134,7 +134,7 @@ def exporter_signatures() -> dict:
     return _load("exporter_signatures.json")
 
 
-def _minor(torch_version) -> tuple[int, int] | None:
+def minor_version(torch_version) -> tuple[int, int] | None:
     """"2.13.0+cpu", "2.13", (2, 13) -> (2, 13); None when unreadable."""
     if isinstance(torch_version, tuple):
         parts = list(torch_version[:2])
@@ -151,14 +151,14 @@ def exporter_signature(function: str, torch_version) -> Signature | None:
     in a torch version; None for an unknown function or a version older than the table. A version newer than
     the table gets the newest entry with extrapolated=True."""
     versions = exporter_signatures()["functions"].get(function)
-    want = _minor(torch_version)
+    want = minor_version(torch_version)
     if versions is None or want is None:
         return None
-    known = sorted(versions, key=_minor)
-    if want < _minor(known[0]):
+    known = sorted(versions, key=minor_version)
+    if want < minor_version(known[0]):
         return None
-    key = next((v for v in known if _minor(v) == want), None)
-    extrapolated = key is None and want > _minor(known[-1])
+    key = next((v for v in known if minor_version(v) == want), None)
+    extrapolated = key is None and want > minor_version(known[-1])
     if key is None and not extrapolated:
         return None
     entry = versions[key or known[-1]]
@@ -185,11 +185,11 @@ def dynamo_default(torch_version) -> bool | None:
     """The default of torch.onnx.export's dynamo= in a torch version (False before 2.9, True from 2.9);
     None for a version older than 2.0 or unreadable."""
     table = exporter_signatures()["dynamo_default"]["versions"]
-    want = _minor(torch_version)
+    want = minor_version(torch_version)
     if want is None or want < (2, 0):
         return None
-    newest = max(table, key=_minor)
-    return table.get(f"{want[0]}.{want[1]}", table[newest] if want > _minor(newest) else None)
+    newest = max(table, key=minor_version)
+    return table.get(f"{want[0]}.{want[1]}", table[newest] if want > minor_version(newest) else None)
 
 
 def default_opset(dynamo: bool) -> int:

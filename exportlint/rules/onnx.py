@@ -8,6 +8,7 @@ export context has an ONNX export call for the code's root (nothing is known of 
 from __future__ import annotations
 
 import ast
+import os
 from typing import Any, Iterator
 
 import libcst as cst
@@ -50,7 +51,7 @@ class OnnxUnsupportedOperator(Rule):
 
 def _fails(op: dict, site: Site) -> str | None:
     """Why the site's exporter cannot convert ``op`` (None: it can, or it was not measured)."""
-    where = f"`{site.func}` at {_short(site.path)}:{site.span.line}"
+    where = f"`{site.func}` at {os.path.basename(site.path)}:{site.span.line}"
     if site.exporter == ONNX_DYNAMO:
         if dynamo_converts(op["id"]) is False:
             error = op["dynamo"].get("error", {})
@@ -87,10 +88,6 @@ def _hint(op: dict, site: Site) -> str:
 def _first(message: str) -> str:
     """The first sentence of a measured error message."""
     return message.strip().splitlines()[0].split(". ")[0].rstrip(".")[:200]
-
-
-def _short(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
 
 
 def _literal_args(call: cst.Call) -> tuple[list[Any], dict[str, Any]]:

@@ -807,3 +807,133 @@ def test_dims_a_layer_fixes_are_constants_but_the_other_dims_are_not():
     """
     # Only `if s > 4` (a sequence length) and `int(h)` (an image height) stay findings.
     assert codes(src, "export") == {(17, "EXL022"), (19, "EXL042")}
+
+
+# ---------------------------------------------------------------- sizes fixed by design, reach, evidence
+def test_adding_a_fixed_shape_parameter_fixes_the_dims_it_broadcasts_against():
+    # NesT: the block count T is fixed by its position embedding; the batch is not.
+    src = """
+    import math
+
+    def deblockify(x, block_size: int):
+        B, T, _, C = x.shape
+        grid = int(math.sqrt(T))
+        return x.reshape(B, grid, grid, block_size, block_size, C)
+
+    class Layer(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+            self.fc = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return x + self.fc(self.norm(x))
+
+    class Level(nn.Module):
+        def __init__(self, blocks=4, seq=16, dim=8, **dd):
+            super().__init__()
+            self.grad_checkpointing = False
+            self.pos_embed = nn.Parameter(torch.zeros(1, blocks, seq, dim, **dd))
+            self.encoder = nn.Sequential(*[Layer(dim) for _ in range(2)])
+
+        def forward(self, x):
+            x = x + self.pos_embed
+            if self.grad_checkpointing:
+                x = checkpoint_seq(self.encoder, x)
+            else:
+                x = self.encoder(x)
+            return deblockify(x, 4), int(math.sqrt(x.shape[0]))
+    """
+    assert codes(src) == {(31, "EXL042")}  # the batch; not T
+
+
+def test_a_parameter_with_literal_one_dims_fixes_only_the_others():
+    src = """
+    import math
+
+    class Scale(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.gamma = nn.Parameter(torch.ones(1, 1, dim))
+
+        def forward(self, x):
+            x = x * self.gamma
+            B, N, C = x.shape
+            return x.view(B, int(math.sqrt(N)), -1, int(C))
+    """
+    assert codes(src) == {(12, "EXL042")}  # sqrt of the token count; C is fixed
+
+
+def test_a_submodule_reached_through_an_instance_attribute_gets_real_arguments():
+    # `self.model.model(...)`: the inner module is analysed with the shapes its caller passes.
+    src = """
+    class Deform(nn.Module):
+        def forward(self, value, value_spatial_shapes_list: list[tuple]):
+            out = []
+            for h, w in value_spatial_shapes_list:
+                out.append(value.reshape(-1, 4, h, w))
+            return out
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Deform()
+
+        def forward(self, x, spatial_shapes_list: torch.Tensor | None = None):
+            return self.attn(x, spatial_shapes_list)
+
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = Decoder()
+
+        def forward(self, x):
+            return self.decoder(x.flatten(2), [x.shape[2:]])
+
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = Inner()
+
+    class ForSeg(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = Wrapper()
+
+        def forward(self, x):
+            return self.model.model(x)
+    """
+    assert found(src) == set()
+
+
+@pytest.mark.parametrize(
+    "expr, severity",
+    [
+        ("float(h)", Severity.WARNING),  # p10e: loud specialisation, ONNX dynamo correct
+        ("float(h / 3)", Severity.ERROR),
+        ("float(h + 0.1)", Severity.ERROR),
+        ("int(h * 0.5)", Severity.ERROR),  # p11b
+    ],
+)
+def test_float_of_a_size_is_graded_like_int(expr, severity):
+    src = f"""
+    class M(nn.Module):
+        def forward(self, x):
+            h = x.shape[1]
+            return x * {expr}
+    """
+    got = [d for d in lint(src, "export") if d.code == "EXL042"]
+    assert [d.severity for d in got] == [severity]
+
+
+def test_int_of_a_last_axis_size_is_a_size_not_an_attention_scale():
+    src = """
+    import math
+    class M(nn.Module):
+        def forward(self, q, buckets):
+            scale = 1 / math.sqrt(q.size(-1))
+            n = int(buckets.shape[-1])
+            return q.view(-1, n) * scale
+    """
+    got = {line: d.severity for d in lint(src, "export") if d.code == "EXL042" for line in [d.line - 3]}
+    assert got == {5: Severity.INFO, 6: Severity.WARNING}

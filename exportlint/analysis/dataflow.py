@@ -50,6 +50,7 @@ NON_TENSOR_ANNOTATIONS = {
 }
 # Unannotated `name=None` parameters named like these are flags (HF's `use_cache=None`).
 FLAG_PREFIXES = ("use_", "return_", "output_", "is_", "has_", "do_", "enable_", "disable_", "with_", "apply_")
+CHECKPOINTING_FLAGS = {"grad_checkpointing", "gradient_checkpointing", "use_checkpoint", "with_cp"}
 SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence", "typing.Tuple"}
 # Forward parameters that carry training targets: export passes none, so loss code behind
 # `if labels is not None:` never runs there.
@@ -169,7 +170,10 @@ class Interpreter:
         else:
             modules = [c for c in entries if c.find_method("forward")]
         built = _submodule_classes(self.file) if entries is None else set()
-        for cls in sorted(modules, key=lambda c: id(c) in built):
+        # Roots nobody builds first; then the built ones, later definitions first: a parent class
+        # usually follows its parts in the file, so its call reaches them with real arguments.
+        order = {id(c): i for i, c in enumerate(modules)}
+        for cls in sorted(modules, key=lambda c: (id(c) in built, -order[id(c)] if id(c) in built else order[id(c)])):
             if id(cls) not in self.reached:
                 self.reached.add(id(cls))
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
@@ -255,6 +259,8 @@ class Interpreter:
         right = self.expr(node.value, frame)
         left = self.expr(node.target, frame)
         value = combine([left, right])
+        if value.is_tensor and not isinstance(node.operator, cst.MatrixMultiplyAssign):
+            value = _broadcast_dims(value, [left, right])
         if isinstance(node.target, (cst.Name, cst.Attribute)):
             self.assign(node.target, value, frame, node, node.value)
         elif isinstance(node.target, cst.Subscript):
@@ -568,6 +574,8 @@ class Interpreter:
         if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):
             tags = frozenset({"bool"})
         result = combine([left, right], tags)
+        if result.is_tensor and not isinstance(node.operator, cst.MatrixMultiply):
+            result = _broadcast_dims(result, [left, right])
         if result.is_shape and not result.is_data and _makes_float(node):
             root = {"root"} if isinstance(node.operator, cst.Power) else set()
             return result.with_(tags=result.tags | {"float"} | root)  # `h / s`, `h ** 0.5`: a float of sizes
@@ -732,6 +740,8 @@ class Interpreter:
             if base.has("maybe_tuple"):
                 return kind(TENSOR, "maybe_tuple", prov=base.prov)  # e.g. outputs.last_hidden_state
             return Val(ref=(base, attr))  # a bound tensor method
+        if isinstance(base.ref, Instance):
+            return self.self_attribute(base.ref.cls, attr, frame)  # self.model.backbone, self.head.predict(...)
         if base.has("module") or base.has("modlist"):
             return Val(tags=frozenset({"module"}))
         if base.has("tensor_seq") and attr in api.NAMED_TUPLE_FIELDS:
@@ -741,8 +751,10 @@ class Interpreter:
         return UNKNOWN
 
     def self_attribute(self, cls: ClassInfo, attr: str, frame: Frame) -> Val:
-        if attr == "training":
-            return Val(kinds=frozenset({CONST}), tags=FALSY)  # models are exported in eval mode
+        if attr == "training" or attr in CHECKPOINTING_FLAGS:
+            # models are exported in eval mode, and activation checkpointing is a training-time
+            # memory trick (off at export; `checkpoint_seq(...)` arms are training-only)
+            return Val(kinds=frozenset({CONST}), tags=FALSY)
         found = cls.find_method(attr)
         if found is not None:
             defining, fn = found
@@ -923,12 +935,16 @@ class Interpreter:
         prov = args.prov()
         if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
             self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
+        if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, Instance):
+            return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
         if module.has("tensor_module"):
             qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
             fixed = _layer_fixed_axis(qual)
             tags: set[str] = {f"fixed:{fixed}"} if fixed is not None else set()
-            if qual.rsplit(".", 1)[-1] in _ELEMENTWISE_LAYERS and args.positional:
-                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:"))}  # self.act(x)
+            layer = qual.rsplit(".", 1)[-1]
+            if (layer in _ELEMENTWISE_LAYERS or layer in _NORM_LAYERS or fixed == -1) and args.positional:
+                # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
+                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:"))}
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
@@ -938,7 +954,8 @@ class Interpreter:
                 self.reached.add(id(cls))
                 result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
-                    return kind(TENSOR, *(result.tags & {"bool", "scalar"}), prov=prov)
+                    kept = {t for t in result.tags if t in ("bool", "scalar") or t.startswith("fixed:-")}
+                    return kind(TENSOR, *kept, prov=prov)
                 if result.items is not None:
                     return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
         if not args.has_tensor():
@@ -1358,9 +1375,14 @@ def _library_data_shape(qual: str) -> bool:
 
 
 def _makes_float(node: cst.BinaryOperation) -> bool:
+    """`h / s`, `h ** 0.5`, `h + 0.1`, `h * 0.5`: arithmetic on sizes whose result is a float."""
     if isinstance(node.operator, cst.Divide):
         return True
-    return isinstance(node.operator, cst.Power) and not isinstance(node.right, cst.Integer)
+    if isinstance(node.operator, cst.Power):
+        return not isinstance(node.right, cst.Integer)
+    return isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)) and (
+        isinstance(node.left, cst.Float) or isinstance(node.right, cst.Float)
+    )
 
 
 class _DeadLoop(Exception):
@@ -1623,11 +1645,53 @@ _CHANNEL_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspo
 _FEATURE_LAYERS = ("Linear", "LayerNorm", "Embedding", "RMSNorm", "Bilinear", "LazyLinear")
 
 
+# torch.nn normalisation layers: their output has their input's shape.
+_NORM_LAYERS = {n for n in _CHANNEL_LAYERS if "Norm" in n} | {"LayerNorm", "RMSNorm", "LocalResponseNorm"}
+
 # torch.nn layers whose output has their input's shape.
 _ELEMENTWISE_LAYERS = {
     "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU", "Mish",
     "PReLU", "Softplus", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Identity", "Softmax", "LogSoftmax",
 }
+
+
+def _broadcast_dims(result: Val, operands: list[Val]) -> Val:
+    """Elementwise arithmetic keeps its operands' static trailing dims (`fixed:-1`), and adding a
+    fixed-shape parameter fixes the dims it broadcasts against: `x + self.pos_embed` with
+    `pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))` pins x's token count and width."""
+    tensors = [v for v in operands if v.is_tensor]
+    tags = {t for v in tensors for t in v.tags if t.startswith("fixed:-")}
+    if any(not v.has("param") for v in tensors):
+        for v in tensors:
+            for t in v.tags:
+                if t.startswith("pshape:"):
+                    _, rank, non1 = t.split(":")
+                    tags |= {f"fixed:{int(i) - int(rank)}" for i in non1.split(",") if i}
+    return result.with_(tags=result.tags | tags) if tags - result.tags else result
+
+
+def _param_shape(call: cst.Call, fi: FileIndex) -> str | None:
+    """``nn.Parameter(torch.zeros(1, num_patches, dim))`` (or ``torch.randn(...) * .02``): the tag
+    ``pshape:<rank>:<dims that are not a literal 1>`` (dims that do not broadcast)."""
+    if not call.args:
+        return None
+    inner = call.args[0].value
+    while isinstance(inner, cst.BinaryOperation):
+        inner = inner.left
+    if not isinstance(inner, cst.Call) or fi.qualify(inner.func) not in _SHAPE_FACTORIES:
+        return None
+    dims = [a.value for a in inner.args if a.keyword is None and not a.star]
+    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in dims[0].elements):
+            return None
+        dims = [e.value for e in dims[0].elements]
+    if not dims or any(a.star == "*" for a in inner.args):
+        return None
+    non1 = [str(i) for i, d in enumerate(dims) if not (isinstance(d, cst.Integer) and d.value == "1")]
+    return f"pshape:{len(dims)}:{','.join(non1)}"
+
+
+_SHAPE_FACTORIES = {"torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.empty", "torch.Tensor", "torch.FloatTensor"}
 
 
 def _layer_fixed_axis(qual: str) -> int | None:
@@ -1891,7 +1955,9 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
 
 def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
     """An argument the caller's analysis knows nothing of, annotated as a list or tuple
-    (`image_shapes: list[tuple[int, int]]`): a Python sequence, not a tensor."""
+    (`image_shapes: list[tuple[int, int]]`): a Python sequence, not a tensor.  A caller's tensor
+    stays a tensor (a library's annotation can be wrong either way: `grid_thw: list[list[int]]`
+    receiving a LongTensor, `spatial_shapes_list: torch.Tensor` receiving shape tuples)."""
     if value.kinds or p.annotation is None:
         return value
     head = ref.file.code(p.annotation.annotation).replace(" ", "").split("[", 1)[0]
@@ -2092,7 +2158,8 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         qual = fi.qualify(expr.func)
         name = dotted(expr.func) or ""
         if qual in _TENSOR_WRAPPERS:
-            return kind(TENSOR, "param")
+            shape = _param_shape(expr, fi)
+            return kind(TENSOR, "param", *((shape,) if shape else ()))
         if qual in _MODULE_CONTAINERS:
             elem = _classify_attr_expr(expr.args[0].value, cls).elem if expr.args else None
             if qual.endswith("Sequential"):

@@ -221,6 +221,7 @@ def element_of(v: Val) -> Val:
 
 _ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor")
 _TENSOR_FACTS = ("param", "const_tensor")
+_ALL_OF_PREFIXES = ("fixed:", "pshape:")
 
 
 def join(vals: list[Val]) -> Val:
@@ -243,6 +244,11 @@ def join(vals: list[Val]) -> Val:
             pool = tensors if t in _TENSOR_FACTS and tensors else vals
             if not all(t in v.tags for v in pool):
                 tags -= {t}
+    # Static dims (`fixed:-1` after a linear layer, a parameter's `pshape:`) hold after a merge
+    # only when every tensor joined has them.
+    for t in [t for t in tags if t.startswith(_ALL_OF_PREFIXES)]:
+        if not all(t in v.tags for v in tensors):
+            tags -= {t}
     items = None
     if all(v.items is not None for v in vals) and len({len(v.items) for v in vals}) == 1:  # type: ignore[arg-type]
         items = tuple(join([v.items[i] for v in vals]) for i in range(len(vals[0].items)))  # type: ignore[index]

@@ -163,7 +163,7 @@ class ShapeSpecialisation(Rule):
             return
         operand = ctx.code(e.operand)
         severity = _severity(e, ctx)
-        if e.value.has("last_axis"):
+        if _scales_by_last_axis(e):
             yield self.finding(
                 ctx,
                 e.node,
@@ -219,18 +219,26 @@ class ShapeSpecialisation(Rule):
 # the catalogue's error/error.
 _FORM_SEVERITY = {
     "int()": (Severity.WARNING, Severity.ERROR),  # of an integer size: non-strict specialises (loud)
+    "float()": (Severity.WARNING, Severity.ERROR),  # p10e: non-strict specialises (loud), ONNX dynamo keeps it
     "len()": (Severity.WARNING, Severity.ERROR),
     "range()": (Severity.WARNING, Severity.ERROR),
     "round()": (Severity.WARNING, Severity.ERROR),  # torch.export keeps it; ONNX dynamo fails loudly
 }
 
 
+def _scales_by_last_axis(e: ev.ShapeConversion) -> bool:
+    """`/ math.sqrt(q.size(-1))`, `float(x.shape[-1]) ** -0.5`: a scale from the last (feature) axis.
+    An `int()` / `len()` / `range()` of the last axis is a size like any other (`int(buckets.shape[-1])`
+    in Reformer is a sequence length)."""
+    return e.value.has("last_axis") and (e.form in ("math.sqrt()", "float()") or e.value.has("root"))
+
+
 def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:
-    if e.value.has("last_axis"):
+    if _scales_by_last_axis(e):
         return Severity.INFO  # `/ math.sqrt(q.size(-1))`: correct everywhere when that dim is static (p10)
     pair = _FORM_SEVERITY.get(e.form)
-    if e.form == "int()" and e.value.has("float") and not e.value.has("root"):
-        return None  # `int(h / 2)`: silent in ONNX dynamo and jit.trace (p05)
+    if e.form in ("int()", "float()") and e.value.has("float") and not e.value.has("root"):
+        return None  # `int(h / 2)`: silent in ONNX dynamo and jit.trace (p05); `float(w0 + 0.1)` (p04b)
     if pair is None:
         return None  # `float(h)`, `math.sqrt(n)`, numpy: silent or failing in ONNX dynamo / jit.trace
     # `int(h)`, `int(n ** 0.5)` (ONNX dynamo keeps it, p09b), `len(t)`, `range(h)`, `round()`

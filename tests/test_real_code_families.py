@@ -937,3 +937,26 @@ def test_int_of_a_last_axis_size_is_a_size_not_an_attention_scale():
     """
     got = {line: d.severity for d in lint(src, "export") if d.code == "EXL042" for line in [d.line - 3]}
     assert got == {5: Severity.INFO, 6: Severity.WARNING}
+
+
+def test_an_export_predicate_in_a_function_that_only_validates_is_not_a_branch_of_the_model():
+    # transformers' torch_compilable_check: under tracing a torch._check, else a raise; returns nothing
+    src = """
+    def compilable_check(cond, msg):
+        if torch.compiler.is_compiling():
+            torch._check(cond)
+            return
+        if not cond:
+            raise ValueError(msg)
+
+    def pick(x):
+        if torch.compiler.is_compiling():
+            return x * 2
+        return x
+
+    class M(nn.Module):
+        def forward(self, x):
+            compilable_check(x.shape[0] > 0, "empty")
+            return pick(x)
+    """
+    assert codes(src) == {(10, "EXL060")}

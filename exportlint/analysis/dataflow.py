@@ -321,7 +321,7 @@ class Interpreter:
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         cond = self.expr(node.test, frame)
         kind = "guard" if _is_guard(node) else ("elif" if is_elif else "if")
-        inert = _is_inert(node) or _fills_default(node) or _shortcut_return(node, frame)
+        inert = _is_inert(node) or _fills_default(node) or _shortcut_return(node, frame) or _is_check_function(frame.func.node)
         self.emit(ev.Branch(node, kind, cond, node.test, inert=inert), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
@@ -1460,6 +1460,57 @@ def _is_inert(node: cst.If) -> bool:
     if isinstance(node.orelse, cst.If):
         return _is_inert(node.orelse)
     return _only_checks(node.orelse.body)
+
+
+_CHECK_FUNCTIONS: dict[int, tuple[cst.CSTNode, bool]] = {}
+_MUTATING_METHODS = {"append", "extend", "insert", "update", "pop", "popitem", "setdefault", "clear", "remove", "add",
+                     "discard", "register_buffer", "setattr"}
+
+
+def _is_check_function(fn: cst.CSTNode) -> bool:
+    """A function that only validates: it returns nothing (bare `return`s), yields nothing and
+    changes nothing outside itself (no attribute / subscript stores, no in-place tensor methods).
+    Whatever path a branch in it takes, the model's outputs are the same (transformers'
+    `torch_compilable_check`, `warn_if_padding_and_no_attention_mask`)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return False
+    hit = _CHECK_FUNCTIONS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+
+    class V(cst.CSTVisitor):
+        pure = True
+
+        def visit_Return(self, n: cst.Return) -> None:
+            if n.value is not None and not (isinstance(n.value, cst.Name) and n.value.value == "None"):
+                self.pure = False
+
+        def visit_Yield(self, n: cst.Yield) -> None:
+            self.pure = False
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            if not isinstance(n.target, (cst.Name, cst.Tuple, cst.List)):
+                self.pure = False
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            if not isinstance(n.target, cst.Name):
+                self.pure = False
+
+        def visit_Global(self, n: cst.Global) -> None:
+            self.pure = False
+
+        def visit_Nonlocal(self, n: cst.Nonlocal) -> None:
+            self.pure = False
+
+        def visit_Call(self, n: cst.Call) -> None:
+            name = (dotted(n.func) or "").rsplit(".", 1)[-1]
+            if (name.endswith("_") and not name.startswith("_")) or name in _MUTATING_METHODS:
+                self.pure = False  # x.add_(...), index_put_, out.append(...): changes something
+
+    v = V()
+    fn.body.visit(v)
+    _CHECK_FUNCTIONS[id(fn)] = (fn, v.pure)
+    return v.pure
 
 
 def _forward_replaced(cls: ClassInfo) -> bool:

@@ -530,3 +530,40 @@ def test_torch_check_on_an_item_is_kept_by_non_strict_and_dropped_by_strict_expo
     probe = _probe("p21d")
     assert _raises(_export(probe).module(), _b(probe, "NaN"))
     assert not _raises(_export(probe, strict=True).module(), _b(probe, "NaN"))
+
+
+# -- EXL001 / EXL020: an assert on a value read with .item() (audit round 4, XLM / FlauBERT) ----
+
+
+# Compiled outside pytest's assertion rewriting (it turns `assert` into `if not ...: raise`).
+_ASSERTS = {}
+exec(compile("""
+import torch
+
+class AssertItem(torch.nn.Module):
+    def forward(self, x, lengths):
+        assert lengths.max().item() <= x.shape[1]
+        return x * 2
+
+class IfRaiseItem(torch.nn.Module):
+    def forward(self, x, lengths):
+        if lengths.max().item() > x.shape[1]:
+            raise ValueError("too long")
+        return x * 2
+
+class AssertTensor(torch.nn.Module):
+    def forward(self, x, lengths):
+        assert (lengths <= x.shape[1]).all()
+        return x * 2
+""", "assert_probes.py", "exec"), _ASSERTS)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_assert_on_an_item_value_exports_but_if_raise_and_a_tensor_assert_fail_non_strict(strict):
+    args = (torch.randn(2, 5), torch.tensor([3, 4]))
+    ep = torch.export.export(_ASSERTS["AssertItem"](), args, strict=strict)
+    assert torch.equal(ep.module()(*args), args[0] * 2)
+    if not strict:
+        for bad in (_ASSERTS["IfRaiseItem"](), _ASSERTS["AssertTensor"]()):
+            with pytest.raises(Exception, match="data-dependent"):
+                torch.export.export(bad, args, strict=False)

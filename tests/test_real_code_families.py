@@ -960,3 +960,16 @@ def test_an_export_predicate_in_a_function_that_only_validates_is_not_a_branch_o
             return pick(x)
     """
     assert codes(src) == {(10, "EXL060")}
+
+
+def test_item_that_only_validates_is_not_reported_but_item_that_computes_is():
+    src = """
+    class M(nn.Module):
+        def forward(self, x, lengths):
+            slen = x.shape[1]
+            assert lengths.max().item() <= slen
+            torch._check(lengths.min().item() >= 0)
+            n = lengths.sum().item()
+            return x * n
+    """
+    assert codes(src) == {(7, "EXL001")}

@@ -154,6 +154,7 @@ class Interpreter:
         # The operand that decides a comparison / boolean operation (what a message quotes).
         self.deciding: dict[int, cst.BaseExpression] = {}
         self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
+        self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -275,7 +276,11 @@ class Interpreter:
         return False
 
     def s_Assert(self, node: cst.Assert, frame: Frame) -> bool:
-        cond = self.expr(node.test, frame)
+        self.checking += 1  # `assert lengths.max().item() <= slen`: the value only validates
+        try:
+            cond = self.expr(node.test, frame)
+        finally:
+            self.checking -= 1
         self.emit(ev.Branch(node.test, "assert", cond, node.test), frame)
         return True
 
@@ -835,7 +840,15 @@ class Interpreter:
             inner = node.args[0].value  # `int(t.item())`: the `.item()` is read to be converted
             if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "item":
                 self.converted_items.add(id(inner))
-        args = CallArgs.evaluate(node, self, frame)
+        name = (dotted(func) or "").rsplit(".", 1)[-1]
+        if name in api.CHECK_FUNCS or name in ("_assert", "_assert_async"):
+            self.checking += 1  # torch._check(n.item() > 0): the values only validate
+            try:
+                args = CallArgs.evaluate(node, self, frame)
+            finally:
+                self.checking -= 1
+        else:
+            args = CallArgs.evaluate(node, self, frame)
         # Method call on a value: x.item(), self.helper(x), super().forward(x)
         if isinstance(func, cst.Attribute):
             qual_local = dotted(func)
@@ -1232,7 +1245,10 @@ class Interpreter:
         if folded is not None:
             return folded
         self.emit(
-            ev.MethodCall(node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items),
+            ev.MethodCall(
+                node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items,
+                checking=self.checking > 0,
+            ),
             frame,
         )
         self._device_call(node, name, args, frame)

@@ -29,6 +29,7 @@ class MethodCall(Event):
     args: list[Val] = field(default_factory=list)
     kwargs: dict[str, Val] = field(default_factory=dict)
     converted: bool = False  # the result goes straight into int() / float() / bool()
+    checking: bool = False  # inside an assert's test or a torch._check's arguments: it only validates
 
 
 @dataclass

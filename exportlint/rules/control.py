@@ -70,6 +70,8 @@ class DataDependentBranch(Rule):
     def check(self, e: ev.Branch, ctx: RuleContext) -> Iterator[Finding]:
         if not e.cond.proven_data or e.cond.truth is not None:
             return
+        if e.kind == "assert" and not e.cond.is_tensor:
+            return  # `assert n.item() <= limit`: torch.export keeps it as a runtime assertion (measured)
         cond = ctx.condition(e.cond_node, e.deciding)
         if e.kind == "guard" and not ctx.trace:
             hint = (

@@ -15,14 +15,14 @@ import traceback
 import libcst as cst
 
 from exportlint import budget
-from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
+from exportlint.analysis.dataflow import Frame, Interpreter, precomputed_bypass, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.project import Project
 from exportlint.catalogue import CATALOGUE
 from exportlint.context import ExportContext, build_context
 from exportlint.context.plan import Plan, plans
-from exportlint.diagnostics import Diagnostic, Note, Target
+from exportlint.diagnostics import Diagnostic, Note, Severity, Target
 from exportlint.rules import ALL_RULES, Finding, Rule, RuleContext
 
 # A file that cannot define an nn.Module is not parsed by libcst (only syntax-checked).
@@ -53,9 +53,16 @@ class _Dispatcher:
         ctx = self._contexts.get(id(file))
         if ctx is None:
             ctx = self._contexts[id(file)] = RuleContext(file, self.target, self.plan)
+        bypass = precomputed_bypass(frame.func.node)
         for rule in rules:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
+                if bypass is not None:
+                    finding.severity = Severity.INFO
+                    finding.hint += (
+                        f"; or precompute `{bypass}` outside the graph and pass it: this function returns it "
+                        "when given (transformers' exporters do), so only a plain export of the raw inputs runs this line"
+                    )
                 self.findings.setdefault((id(finding.node), finding.code), finding)
 
     def results(self) -> list[Finding]:

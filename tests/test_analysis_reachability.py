@@ -197,7 +197,8 @@ def test_cross_file_base_class_and_helper(tmp_path):
             class Net(Block):
                 def forward(self, x):
                     n = count(x)
-                    return x[:n]
+                    x[:n] = 0
+                    return x
             """,
     }
     got = lint_tree(tmp_path, files)

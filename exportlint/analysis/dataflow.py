@@ -171,10 +171,10 @@ class Interpreter:
         else:
             modules = [c for c in entries if c.find_method("forward")]
         built = _submodule_classes(self.file) if entries is None else set()
-        # Roots nobody builds first; then the built ones, later definitions first: a parent class
+        # Roots nobody builds first; then the built ones; later definitions first: a parent class
         # usually follows its parts in the file, so its call reaches them with real arguments.
         order = {id(c): i for i, c in enumerate(modules)}
-        for cls in sorted(modules, key=lambda c: (id(c) in built, -order[id(c)] if id(c) in built else order[id(c)])):
+        for cls in sorted(modules, key=lambda c: (id(c) in built, -order[id(c)])):
             if id(cls) not in self.reached:
                 self.reached.add(id(cls))
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
@@ -466,6 +466,9 @@ class Interpreter:
                     part = const()
                 else:
                     part = _element(value)
+                if (value.has("shape_seq") and value.items is None and part.is_shape and i == len(elements) - 1
+                        and not any(isinstance(e, cst.StarredElement) for e in elements)):
+                    part = part.with_(tags=part.tags | {"last_axis"})  # `B, N, head_dim = q.size()`
                 self.assign(el.value, part, frame, stmt, None, announce=False)
         elif isinstance(target, cst.Subscript):
             self.subscript(target, frame, store=True)
@@ -1025,7 +1028,11 @@ class Interpreter:
         fixed = api.specialises(form, "float" in value.tags, self.target.value)
         self.emit(ev.ShapeConversion(node, form, value, operand, fixed), frame)
         if fixed:
-            return Val(kinds=frozenset({CONST}), tags=frozenset({"specialised"}))
+            # a float of sizes (`float(w0)`, `math.sqrt(n)`) stays marked: reaching a `scale_factor` it
+            # is worse than the conversion itself (the program is pinned, ONNX dynamo wrong: p03, p04)
+            floats = {"specialised_float"} if form in api.FLOAT_FORMS else set()
+            prov = value.prov if floats else ()
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"specialised"} | floats), prov=prov)
         return value.with_(items=None, elem=None, ref=None, tags=value.tags - {"shape_seq", "float"}, kinds=value.kinds - {SEQ})
 
     def library_data_shape(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
@@ -1134,6 +1141,10 @@ class Interpreter:
         if last in api.BOOL_FUNCS:
             return kind(TENSOR, "bool", prov=prov)
         tensors = [v for v in args.all() if v.is_tensor]
+        if not tensors and any(v.is_shape for v in args.all()) and not any(v.is_dds for v in args.all()):
+            # `torch.div(seq_len, w, rounding_mode="trunc")`: a 0-d tensor computed from sizes only; the
+            # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
+            return kind(TENSOR, "scalar", "from_sizes", prov=prov)
         sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
         if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
             return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
@@ -1478,6 +1489,48 @@ def _is_inert(node: cst.If) -> bool:
     return _only_checks(node.orelse.body)
 
 
+def precomputed_bypass(fn: cst.CSTNode) -> str | None:
+    """The key of a value the caller can hand in precomputed, when the function starts by returning
+    it (transformers' vision helpers: `if kwargs is not None and (ids := kwargs.pop("position_ids",
+    None)) is not None: return ids`): the rest of the function is the eager fallback, which an
+    exporter that precomputes the value outside the graph never runs."""
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    popped: dict[str, str] = {}  # variable -> key
+
+    def key_of(call: cst.BaseExpression) -> str | None:
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("pop", "get")
+                and call.args and isinstance(call.args[0].value, cst.SimpleString)):
+            key = call.args[0].value.evaluated_value
+            return key if isinstance(key, str) else None
+        return None
+
+    for stmt in _suite(fn.body)[:4]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    key = key_of(small.value)
+                    if key is not None:
+                        popped[small.targets[0].target.value] = key
+            continue
+        if not isinstance(stmt, cst.If):
+            continue
+
+        class Walrus(cst.CSTVisitor):
+            def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+                key = key_of(n.value)
+                if key is not None and isinstance(n.target, cst.Name):
+                    popped[n.target.value] = key
+
+        stmt.test.visit(Walrus())
+        body = _suite(stmt.body)
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            ret = body[0].body[0]
+            if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Name) and ret.value.value in popped:
+                return popped[ret.value.value]
+    return None
+
+
 _CHECK_FUNCTIONS: dict[int, tuple[cst.CSTNode, bool]] = {}
 _MUTATING_METHODS = {"append", "extend", "insert", "update", "pop", "popitem", "setdefault", "clear", "remove", "add",
                      "discard", "register_buffer", "setattr"}
@@ -1503,6 +1556,12 @@ def _is_check_function(fn: cst.CSTNode) -> bool:
 
         def visit_Yield(self, n: cst.Yield) -> None:
             self.pure = False
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return False  # a local helper (`def msg_callable(): return msg`): judged where it is called
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
 
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             if not isinstance(n.target, (cst.Name, cst.Tuple, cst.List)):

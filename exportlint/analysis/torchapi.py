@@ -241,6 +241,10 @@ EXPORT_SPECIALISING = {
 EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 
 
+# Conversions whose result is a Python float.
+FLOAT_FORMS = {"float()", "math.sqrt()", "math.log()", "math.log2()", "math.exp()", "math.pow()", "numpy()"}
+
+
 def specialises(form: str, on_float: bool, target: str) -> bool:
     """Does the target's exporter fix a dynamic dim (or bake the value) at this conversion?"""
     if target == "trace":

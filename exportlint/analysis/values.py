@@ -284,6 +284,10 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         tags.add("param")  # arithmetic on parameters only: still a parameter-shaped tensor
         if all(v.has("const_tensor") for v in vals if v.is_tensor):
             tags.add("const_tensor")  # torch.tensor(2.0).log2(): a constant the exporters fold
+    if k == CONST and any(v.has("specialised_float") for v in vals):
+        tags.add("specialised_float")  # float(w0) / sqrt_N: still a float pinned from a size
+    if k == TENSOR and all(v.has("from_sizes") for v in vals if v.is_tensor) and not any(v.is_dds for v in vals):
+        tags.add("from_sizes")  # torch.div(seq_len, w) + 1: still computed from sizes only
     if any(v.has("random") for v in vals):
         tags.add("random")  # computed from a random draw: augmentation parameters
     if k == SHAPE and any(v.has("pins_dim") for v in vals):

@@ -8,19 +8,15 @@
        = help: ...
 
 then a summary line; ``--statistics`` adds a table by rule; ``--quiet`` prints only the summary
-(nothing when clean).  Colour only when ``ctx.color``.  Source text is never interpreted as rich
-markup.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width characters.
+(nothing when clean).  Colour (ANSI SGR codes) only when ``ctx.color``; source text is written as
+is.  The caret line accounts for tabs (4 columns), wide (CJK) and zero-width characters.  No
+third-party import: this module is on the path of every run (start-up time counts for one file).
 """
 
 from __future__ import annotations
 
-import io
+import unicodedata
 from collections import Counter
-
-from rich.cells import get_character_cell_size
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from exportlint.diagnostics import Diagnostic, FileReport, Severity
 from exportlint.fixes.model import Fix
@@ -47,8 +43,52 @@ def _shown(ch: str) -> str:
     return ch
 
 
+def _cell_width(ch: str) -> int:
+    """Terminal cells of one character: 2 for wide (CJK, most emoji), 0 for combining marks and
+    zero-width format characters, else 1."""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
 def _cells(text: str) -> int:
-    return sum(get_character_cell_size(c) for c in text)
+    return sum(_cell_width(c) for c in text)
+
+
+_SGR = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "blue": "34", "cyan": "36"}
+
+
+class Text:
+    """A line made of (text, style) parts; a style is space-separated words of ``_SGR``."""
+
+    def __init__(self, text: str = "", style: str | None = None) -> None:
+        self.parts: list[tuple[str, str | None]] = []
+        if text:
+            self.append(text, style)
+
+    def append(self, text: str, style: str | None = None) -> None:
+        self.parts.append((text, style))
+
+    def styled(self, color: bool) -> str:
+        if not color:
+            return "".join(t for t, _ in self.parts)
+        return "".join(
+            f"\x1b[{';'.join(_SGR[w] for w in style.split())}m{t}\x1b[0m" if style and t else t for t, style in self.parts
+        )
+
+
+class Console:
+    """Collects printed lines (no wrapping: long messages stay on one line, like ruff's)."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+        self.lines: list[str] = []
+
+    def print(self, text: "Text | None" = None) -> None:
+        self.lines.append("" if text is None else text.styled(self.color))
+
+    def getvalue(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
 
 
 def caret_span(line: str, column: int, end_column: int | None) -> tuple[str, int, int]:
@@ -154,26 +194,30 @@ def summary(reports: list[FileReport]) -> str:
 def _statistics(console: Console, reports: list[FileReport]) -> None:
     counts = Counter((d.code, d.name, d.severity) for r in reports for d in r.diagnostics
                      if not d.suppressed)
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    for column in ("count", "code", "name", "severity"):
-        table.add_column(column, justify="right" if column == "count" else "left")
-    for (code, name, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(str(n), Text(code, style=_STYLE[severity]), name, severity.value)
-    console.print(table)
+    rows = [(str(n), code, name, severity) for (code, name, severity), n
+            in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    header = ("count", "code", "name", "severity")
+    widths = [max([len(header[i])] + [len(r[i] if i < 3 else r[i].value) for r in rows]) for i in range(4)]
+
+    def line(cells: list[tuple[str, str | None]]) -> Text:
+        text = Text()
+        for i, (cell, style) in enumerate(cells):
+            padded = cell.rjust(widths[i]) if i == 0 else cell.ljust(widths[i]) if i < 3 else cell
+            text.append(("" if i == 0 else "  ") + padded, style)
+        return text
+
+    console.print(line([(h, "bold") for h in header]))
+    for n, code, name, severity in rows:
+        console.print(line([(n, None), (code, _STYLE[severity]), (name, None), (severity.value, None)]))
 
 
 def render(reports: list[FileReport], ctx: RenderContext) -> str:
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer, force_terminal=ctx.color, no_color=not ctx.color,
-        color_system="standard" if ctx.color else None, width=ctx.extra.get("width", 100),
-        soft_wrap=True, highlight=False, markup=False, emoji=False,
-    )
+    console = Console(ctx.color)
     found = any(r.diagnostics for r in reports)
     if ctx.quiet:
         if any(not d.suppressed for r in reports for d in r.diagnostics):
             console.print(Text(summary(reports), style="bold"))
-        return buffer.getvalue()
+        return console.getvalue()
     for report in reports:
         for d in report.diagnostics:
             _render_diagnostic(console, d, report.lines, ctx)
@@ -184,7 +228,7 @@ def render(reports: list[FileReport], ctx: RenderContext) -> str:
     for line in _fix_lines(reports, ctx):
         console.print(Text(line))
     console.print(Text(summary(reports), style="bold"))
-    return buffer.getvalue()
+    return console.getvalue()
 
 
 def _fix_lines(reports: list[FileReport], ctx: RenderContext) -> list[str]:

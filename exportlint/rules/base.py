@@ -91,6 +91,8 @@ _TENSOR_STEPS = 2
 
 def explain(v: Val) -> tuple[Step, ...]:
     """The provenance steps of ``v`` that explain its most telling kind."""
+    if v.has("specialised_float"):  # `float(w0) / sqrt_N`: a Python float now, explained by the sizes it came from
+        return tuple(s for s in v.prov if s.kind == SHAPE)
     for k in _EXPLAIN_ORDER:
         if (k == "size_tensor" and v.has(k)) or (k != "size_tensor" and k in v.kinds):
             steps = tuple(s for s in v.prov if s.kind == k)

@@ -57,14 +57,23 @@ class DataDependentSlice(Rule):
     events = (ev.Index, ev.SliceArg)
 
     def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
+        # Measured (rule doc): torch.export and ONNX dynamo cut correctly at a data-dependent bound
+        # in a load (an unbacked size) and fail on a store (`y[:, n:] = 0`, non-strict); jit.trace
+        # bakes a bound read into Python (`.item()`, `int()`) and records one that stays a 0-d tensor.
         if isinstance(e, ev.SliceArg):
             bad = [(e.arg_node, e.value, f"`{e.op}` size")] if e.value.is_index_like else []
+            store = False
         else:
             assert isinstance(e, ev.Index)
             if not (e.value.is_tensor or e.value.has("shape_seq")):
                 return
             bad = [(n, v, "slice bound") for n, v in e.bounds if v.unchecked_data]
             bad += [(n, v, "index") for n, v in e.indices if v.is_index_like]
+            store = e.store
+        if ctx.trace:
+            bad = [b for b in bad if not b[1].is_tensor]  # read into Python: baked
+        elif not store:
+            return
         for node, value, what in bad:
             expr = ctx.code(node)
             if ctx.trace:
@@ -136,7 +145,9 @@ class TensorSizeArg(Rule):
         parts = _size_parts(e)
         if any(v.has("size_tensor") for v in parts):
             return  # EXL040
-        bad = [v for v in parts if v.is_definite_tensor]  # not a tuple a submodule may have returned
+        # not a tuple a submodule may have returned; not a 0-d tensor computed from sizes only
+        # (`torch.div(seq_len, w)`: measured to export and trace correctly as a size, audit round 5)
+        bad = [v for v in parts if v.is_definite_tensor and not v.has("from_sizes")]
         if not bad:
             return
         yield self.finding(
@@ -199,6 +210,21 @@ class ShapeSpecialisation(Rule):
 
     def _float_size(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:
         floats = [v for v in [e.value] + list(e.elements) if v.is_shape and not v.is_data and v.has("float")]
+        converted = [v for v in [e.value] + list(e.elements) if v.has("specialised_float")]
+        if not floats and not ctx.trace and e.param == "scale_factor" and converted:
+            # `scale_factor=(float(w0) / sqrt_N, ...)`: the conversion is reported where it happens (a
+            # warning by itself, p10e); reaching a scale factor it pins the program (p04) and the ONNX
+            # dynamo model is wrong on other sizes (p03)
+            yield self.finding(
+                ctx,
+                e.node,
+                f"`{e.param}` of `{e.op}` is a float converted from input sizes (`{ctx.code(e.node)}`): torch.export "
+                "pins it to the example's size (the program fails on the next size) and the ONNX dynamo model is "
+                "wrong on other sizes",
+                "compute integer sizes from the shape and pass them instead, e.g. `size=(h // p, w // p)`",
+                *converted,
+            )
+            return
         if not floats:
             return
         if ctx.trace:
@@ -227,10 +253,10 @@ _FORM_SEVERITY = {
 
 
 def _scales_by_last_axis(e: ev.ShapeConversion) -> bool:
-    """`/ math.sqrt(q.size(-1))`, `float(x.shape[-1]) ** -0.5`: a scale from the last (feature) axis.
-    An `int()` / `len()` / `range()` of the last axis is a size like any other (`int(buckets.shape[-1])`
-    in Reformer is a sequence length)."""
-    return e.value.has("last_axis") and (e.form in ("math.sqrt()", "float()") or e.value.has("root"))
+    """`/ math.sqrt(q.size(-1))`, `q.size(-1) ** -0.5`: a scale from the last (feature) axis.  An
+    `int()` / `float()` / `len()` of the last axis is a size like any other (`int(buckets.shape[-1])` in
+    Reformer is a sequence length; `float(w0)` of an image's width)."""
+    return e.value.has("last_axis") and (e.form == "math.sqrt()" or e.value.has("root"))
 
 
 def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:

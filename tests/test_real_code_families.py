@@ -1036,3 +1036,37 @@ def test_an_unpacked_last_dim_used_as_an_attention_scale_is_info():
     """
     got = [d for d in lint(src) if d.code == "EXL042"]
     assert [d.severity for d in got] == [Severity.INFO]
+
+
+def test_parts_of_a_split_by_counts_read_from_data_have_data_dependent_sizes():
+    src = """
+    class Pack(nn.Module):
+        def forward(self, feats, image_sizes):
+            counts = (image_sizes[:, 0] * image_sizes[:, 1]).tolist()
+            out = []
+            for part in torch.split(feats, counts, dim=0):
+                if part.shape[0] > 1:
+                    part = part[1:]
+                out.append(part.mean(0))
+            return torch.stack(out)
+    """
+    got = codes(src)
+    assert (7, "EXL020") in got and (7, "EXL022") not in got
+
+
+def test_a_module_whose_forward_needs_a_python_session_object_is_not_an_export_root():
+    src = """
+    class InferenceSession:
+        def __init__(self):
+            self.obj_ids = []
+
+    class Tracker(nn.Module):
+        def forward(self, inference_session: InferenceSession, frame_idx: int | None = None):
+            ids = torch.tensor(inference_session.obj_ids)
+            return [int(i) for i in ids]
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+    """
+    assert found(src) == {"EXL001"}

@@ -166,7 +166,7 @@ class Interpreter:
             modules = [
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
-                and not _forward_replaced(c)
+                and not _forward_replaced(c) and not _takes_a_python_object(c)
             ]
         else:
             modules = [c for c in entries if c.find_method("forward")]
@@ -1133,7 +1133,7 @@ class Interpreter:
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if _returns_tuple(last, args, method=False):
-            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+            return _split_parts(last, args.get(1, "split_size_or_sections"), prov)
         if last == "where" and len(args.positional) == 1:
             return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
         if last in api.FULL_REDUCTIONS and len(args.positional) <= 1 and "dim" not in args.keywords:
@@ -1314,7 +1314,7 @@ class Interpreter:
     def _method_result(self, receiver: Val, name: str, args: "CallArgs") -> Val:
         prov = receiver.prov
         if _returns_tuple(name, args, method=True):
-            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+            return _split_parts(name, args.get(0, "split_size"), prov)
         if name in api.FULL_REDUCTIONS and not args.positional and "dim" not in args.keywords:
             return kind(TENSOR, "scalar", *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
         if name in api.BOOL_FUNCS:
@@ -1586,6 +1586,32 @@ def _is_check_function(fn: cst.CSTNode) -> bool:
     fn.body.visit(v)
     _CHECK_FUNCTIONS[id(fn)] = (fn, v.pure)
     return v.pure
+
+
+def _takes_a_python_object(cls: ClassInfo) -> bool:
+    """A forward that requires an instance of a plain Python class of the project
+    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`): no exporter can be handed
+    that input, so the module is not an export root (what it calls is still analysed from there
+    when another root reaches it)."""
+    found = cls.find_method("forward")
+    if found is None:
+        return False
+    defining, fn = found
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    for p in params[1:]:
+        if p.default is not None or p.annotation is None:
+            continue
+        name = defining.file.code(p.annotation.annotation).replace(" ", "").strip("'\"")
+        if "[" in name or "|" in name:
+            continue
+        target = defining.file.classes.get(name.rsplit(".", 1)[-1])
+        if target is None and defining.file.project is not None:
+            qual = defining.file.qualify(p.annotation.annotation)
+            target = defining.file.project.find_class(qual) if qual else None
+        if (target is not None and not target.is_module() and "__init__" in target.method_names
+                and not target.name.endswith(("Tensor", "Output", "Config"))):
+            return True  # a hand-written stateful object (a dataclass of tensors can be a pytree input)
+    return False
 
 
 def _forward_replaced(cls: ClassInfo) -> bool:
@@ -1898,6 +1924,15 @@ def _device_literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.IfExp):
         return _device_literal(node.body) or _device_literal(node.orelse)
     return None
+
+
+def _split_parts(name: str, sizes: "Val | None", prov: tuple[Step, ...]) -> Val:
+    """The tensors of a tuple-returning op; `torch.split(x, counts)` with counts read from data
+    (`image_sizes.tolist()`) gives parts whose size depends on data."""
+    part = kind(TENSOR, prov=prov)
+    if name in ("split", "split_with_sizes", "tensor_split") and sizes is not None and sizes.contains(lambda v: v.is_dds):
+        part = part.with_(tags=part.tags | {"dds_shape"})
+    return seq_of(part, "tensor_seq")
 
 
 def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:

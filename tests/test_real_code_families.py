@@ -1070,3 +1070,22 @@ def test_a_module_whose_forward_needs_a_python_session_object_is_not_an_export_r
             return x.sum().item()
     """
     assert found(src) == {"EXL001"}
+
+
+def test_a_fast_path_the_library_turns_off_under_export_is_not_an_export_mode_branch():
+    src = """
+    class Pos(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.position_embeddings = nn.Parameter(torch.zeros(1, 16, 8))
+
+        def forward(self, x, mask):
+            if not torch.compiler.is_exporting() and (mask == 1).all():
+                return None
+            if not torch.compiler.is_exporting() and x.shape[1] == 16:
+                return self.position_embeddings
+            if torch.compiler.is_exporting():
+                x = x * 2
+            return x
+    """
+    assert {(line, c) for line, c in codes(src) if c == "EXL060"} == {(12, "EXL060")}

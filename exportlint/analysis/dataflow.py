@@ -1661,10 +1661,24 @@ def _equalities(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and all(isinstance(c.operator, cst.Equal) for c in test.comparisons)
 
 
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
 def _shortcut_return(node: cst.If, frame: Frame) -> bool:
     """`if not is_exporting() and n == m: return posemb`: when the sizes already match, a fast path
     returns an argument as it is, where the other path computes the same value the long way."""
-    if not (isinstance(node.test, cst.BooleanOperation) and _equalities(node.test)) or node.orelse is not None:
+    if not isinstance(node.test, cst.BooleanOperation) or node.orelse is not None:
+        return False
+    # `if not is_tracing(mask) and (mask == 1).all(): return None`: the library itself turns the fast
+    # path off under export; the general path computes the same (audit round 5: all such were same-output)
+    skipped_when_exporting = any(
+        isinstance(c, cst.UnaryOperation) and isinstance(c.operator, cst.Not) and _static_predicate(c.expression, frame.file, Target.EXPORT) is not None
+        for c in _conjuncts(node.test)
+    )
+    if not (_equalities(node.test) or skipped_when_exporting):
         return False
     fn = frame.func.node
     params = fn.params if isinstance(fn, (cst.FunctionDef, cst.Lambda)) else None
@@ -1677,9 +1691,14 @@ def _shortcut_return(node: cst.If, frame: Frame) -> bool:
                     return False
             elif isinstance(stmt, cst.SimpleStatementLine):
                 small = stmt.body
-                if len(small) != 1 or not isinstance(small[0], cst.Return) or not isinstance(small[0].value, cst.Name):
+                if len(small) != 1 or not isinstance(small[0], cst.Return):
                     return False
-                if small[0].value.value not in names:
+                value = small[0].value
+                if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                    continue  # `return None`: "nothing to do" (the caller treats the general result the same)
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+                    continue  # `return self.position_embeddings`: the stored value as it is
+                if not isinstance(value, cst.Name) or value.value not in names:
                     return False
             else:
                 return False

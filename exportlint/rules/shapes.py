@@ -145,18 +145,24 @@ class TensorSizeArg(Rule):
         parts = _size_parts(e)
         if any(v.has("size_tensor") for v in parts):
             return  # EXL040
-        # not a tuple a submodule may have returned; not a 0-d tensor computed from sizes only
-        # (`torch.div(seq_len, w)`: measured to export and trace correctly as a size, audit round 5)
-        bad = [v for v in parts if v.is_definite_tensor and not v.has("from_sizes")]
+        # not a tuple a submodule may have returned; under trace not a 0-d tensor computed from sizes
+        # only (`torch.div(seq_len, w)` is how jit.trace keeps such a size dynamic)
+        bad = [v for v in parts if v.is_definite_tensor and not (ctx.trace and v.has("from_sizes"))]
         if not bad:
             return
-        yield self.finding(
-            ctx,
-            e.node,
-            f"tensor `{ctx.code(e.node)}` is passed as `{e.param}` of `{e.op}`",
-            "pass Python numbers computed from `x.shape` (e.g. `size=(h * 2, w * 2)`) instead of tensors",
-            *bad,
-        )
+        if all(v.has("from_sizes") for v in bad):
+            # measured on Longformer (bench_zoo): torch.export reads the tensor back as an unbacked size;
+            # its `_chunk` view then fails ("Could not guard on data-dependent expression 4*u1 < 8"), other
+            # uses export (audit round 5)
+            message = (
+                f"tensor `{ctx.code(e.node)}` computed from sizes is passed as `{e.param}` of `{e.op}`: torch.export "
+                "reads it back as a data-dependent size, and fails where anything later compares it"
+            )
+            hint = "compute it with integer arithmetic on the sizes (`seq_len // (2 * w)` instead of `torch.div(...)`)"
+        else:
+            message = f"tensor `{ctx.code(e.node)}` is passed as `{e.param}` of `{e.op}`"
+            hint = "pass Python numbers computed from `x.shape` (e.g. `size=(h * 2, w * 2)`) instead of tensors"
+        yield self.finding(ctx, e.node, message, hint, *bad)
 
 
 class ShapeSpecialisation(Rule):

@@ -1,6 +1,6 @@
 """Static-pass throughput next to bare ``libcst.parse_module``, measured side by side.
 
-    python benchmarks/bench_static.py [--jobs N] [--rounds R] [--packages timm transformers]
+    python benchmarks/bench_static.py [--jobs N] [--rounds R] [--packages timm transformers] [--small-only]
 
 Downloads the wheels of the packages with ``pip download --no-deps`` (not installed), lints all
 their ``.py`` files with the real CLI (``exportlint --no-cache --format json``) and parses the same
@@ -86,12 +86,22 @@ def lint(roots: list[Path], jobs: int) -> tuple[float, list[dict]]:
 
 
 def wall(cmd: list[str], runs: int = 7) -> float:
+    """Median wall time of ``cmd``, as an installed package runs: with bytecode caches (pip writes
+    them at install time; a PYTHONDONTWRITEBYTECODE environment would recompile every module on
+    every run), after one warm-up run that writes them."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(cmd, check=False, capture_output=True, env=env)
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(cmd, check=False, capture_output=True)
+        subprocess.run(cmd, check=False, capture_output=True, env=env)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def small_file() -> tuple[float, float]:
+    """(exportlint on one small file, `import libcst`): wall seconds incl. interpreter start."""
+    return wall([sys.executable, "-m", "exportlint", "--no-cache", str(SMALL_FILE)]), wall([sys.executable, "-c", "import libcst"])
 
 
 def main() -> None:
@@ -99,7 +109,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--packages", nargs="+", default=["timm", "transformers"])
+    ap.add_argument("--small-only", action="store_true", help="only time one small file (seconds, not minutes)")
     args = ap.parse_args()
+    if args.small_only:
+        small_lint, small_import = small_file()
+        print(f"| one small file ({SMALL_FILE.name}), median of 7 | `import libcst` {small_import:.3f} s | `exportlint` {small_lint:.3f} s |")
+        return
 
     roots = [fetch(p) for p in args.packages]
     files = sorted(str(p) for r in roots for p in r.rglob("*.py"))
@@ -121,8 +136,7 @@ def main() -> None:
     p, l, pt = statistics.median(parse_t), statistics.median(lint_t), statistics.median(tuned_t)
     internal = [d for d in diags if d["code"] == "EXL901"]
 
-    small_lint = wall([sys.executable, "-m", "exportlint", "--no-cache", str(SMALL_FILE)])
-    small_import = wall([sys.executable, "-c", "import libcst"])
+    small_lint, small_import = small_file()
 
     print()
     print("| measure | libcst.parse_module only | exportlint | ratio |")

@@ -15,7 +15,8 @@ import traceback
 import libcst as cst
 
 from exportlint import budget
-from exportlint.analysis.dataflow import Frame, Interpreter, precomputed_bypass, top_statement
+from exportlint.analysis.code_facts import precomputed_bypass
+from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.project import Project
@@ -53,15 +54,16 @@ class _Dispatcher:
         ctx = self._contexts.get(id(file))
         if ctx is None:
             ctx = self._contexts[id(file)] = RuleContext(file, self.target, self.plan)
-        bypass = precomputed_bypass(frame.func.node)
+        bypass = precomputed_bypass(frame.func.node) or frame.bypass
         for rule in rules:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
                 if bypass is not None:
                     finding.severity = Severity.INFO
                     finding.hint += (
-                        f"; or precompute `{bypass}` outside the graph and pass it: this function returns it "
-                        "when given (transformers' exporters do), so only a plain export of the raw inputs runs this line"
+                        f"; or precompute `{bypass}` outside the graph and pass it in: this code only runs when it is "
+                        "not given (exporters that know the model, such as transformers', do that), so only an export "
+                        "of the raw inputs runs this line"
                     )
                 self.findings.setdefault((id(finding.node), finding.code), finding)
 

@@ -1092,3 +1092,26 @@ def test_a_fast_path_the_library_turns_off_under_export_is_not_an_export_mode_br
             return x
     """
     assert {(line, c) for line, c in codes(src) if c == "EXL060"} == {(12, "EXL060")}
+
+
+def test_findings_where_an_optional_input_gets_its_default_from_a_helper_are_info():
+    src = """
+    class VLM(nn.Module):
+        def get_rope_index(self, input_ids, grid_thw):
+            t, h, w = grid_thw[0].item(), grid_thw[1].item(), grid_thw[2].item()
+            return torch.arange(t * h * w).expand(3, -1)
+
+        def forward(self, input_ids, grid_thw, position_ids=None, encoder_outputs=None):
+            if position_ids is None:
+                position_ids = self.get_rope_index(input_ids, grid_thw)
+            if encoder_outputs is None:
+                encoder_outputs = self.encoder_like(input_ids)
+            return input_ids + position_ids.sum() + encoder_outputs
+
+        def encoder_like(self, x):
+            return x * x.sum().item()
+    """
+    got = {(d.line - 3, d.severity) for d in lint(src) if d.code == "EXL001"}
+    assert got == {(4, Severity.INFO), (15, Severity.WARNING)}  # the model's own encoder is not a helper
+    hints = [d.hint for d in lint(src) if d.line - 3 == 4]
+    assert hints and all("precompute `position_ids`" in h for h in hints)

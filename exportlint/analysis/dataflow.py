@@ -11,8 +11,6 @@ never interpreted.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -20,6 +18,35 @@ import libcst as cst
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
+from exportlint.analysis.code_facts import (
+    body_statements,
+    fills_optional_input,
+    ends_in_failure,
+    fills_default,
+    forward_replaced,
+    is_check_function,
+    is_data_pipeline,
+    is_guard,
+    is_inert,
+    is_training_only,
+    shortcut_return,
+    static_predicate,
+    takes_a_python_object,
+)
+from exportlint.analysis.dims import (
+    ELEMENTWISE_LAYERS,
+    NORM_LAYERS,
+    broadcast_dims,
+    declared_axis,
+    layer_fixed_axis,
+    literal_axis,
+    param_shape_tag,
+    shape_seq_of,
+    size_kind,
+    split_parts,
+    with_data_shape,
+    with_declared_dims,
+)
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted
 from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
@@ -56,9 +83,6 @@ SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "ty
 # `if labels is not None:` never runs there.
 TARGET_PARAMS = {"labels", "label", "targets", "target", "return_loss", "gt", "gts", "y_true", "ground_truth"}
 TARGET_PARAM_SUFFIXES = ("_labels", "_label", "_targets", "_positions_label", "gt_boxes", "gt_masks", "gt_instances")
-# Modules that are never export roots: losses, criteria, matchers and assigners (training code).
-LOSS_BASES = {"torch.nn.modules.loss._Loss", "torch.nn.modules.loss._WeightedLoss", "torch.nn._Loss"}
-LOSS_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner", "Loss2d", "Loss3d")
 
 FALSY = frozenset({"falsy"})
 TRUTHY = frozenset({"truthy"})
@@ -113,6 +137,8 @@ class Frame:
     nested: list[FuncRef] = field(default_factory=list)
     called_nested: set[int] = field(default_factory=set)
     loop_exits: list[list[dict[str, Val]]] = field(default_factory=list)
+    # The input a caller can pass precomputed to skip this code (see code_facts.fills_optional_input)
+    bypass: str | None = None
 
     @property
     def cls(self) -> ClassInfo | None:
@@ -125,12 +151,6 @@ class Frame:
                 return f.env[name]
             f = f.parent
         return None
-
-
-def _suite(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
-    if isinstance(body, cst.IndentedBlock):
-        return list(body.body)
-    return list(body.body)  # SimpleStatementSuite: small statements
 
 
 class Interpreter:
@@ -155,6 +175,8 @@ class Interpreter:
         self.deciding: dict[int, cst.BaseExpression] = {}
         self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
+        # Optional inputs whose default is being computed (`if position_ids is None: position_ids = ...`)
+        self.bypass_stack: list[str] = []
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -165,8 +187,8 @@ class Interpreter:
         if entries is None:
             modules = [
                 c for c in self.file.classes.values()
-                if c.is_module() and c.find_method("forward") and not _is_training_only(c) and not _is_data_pipeline(c)
-                and not _forward_replaced(c) and not _takes_a_python_object(c)
+                if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
+                and not forward_replaced(c) and not takes_a_python_object(c)
             ]
         else:
             modules = [c for c in entries if c.find_method("forward")]
@@ -197,11 +219,12 @@ class Interpreter:
         self.active.add(key)
         self.depth += 1
         try:
-            frame = Frame(ref.file, ref, dict(params), parent=ref.closure)
+            frame = Frame(ref.file, ref, dict(params), parent=ref.closure,
+                          bypass=self.bypass_stack[-1] if self.bypass_stack else None)
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
             else:
-                self.block(_suite(ref.node.body), frame)
+                self.block(body_statements(ref.node.body), frame)
                 result = join(frame.returns) if frame.returns else const()
                 if _is_generator(ref.node):
                     result = seq_of(result)
@@ -261,7 +284,7 @@ class Interpreter:
         left = self.expr(node.target, frame)
         value = combine([left, right])
         if value.is_tensor and not isinstance(node.operator, cst.MatrixMultiplyAssign):
-            value = _broadcast_dims(value, [left, right])
+            value = broadcast_dims(value, [left, right])
         if isinstance(node.target, (cst.Name, cst.Attribute)):
             self.assign(node.target, value, frame, node, node.value)
         elif isinstance(node.target, cst.Subscript):
@@ -325,17 +348,26 @@ class Interpreter:
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         cond = self.expr(node.test, frame)
-        kind = "guard" if _is_guard(node) else ("elif" if is_elif else "if")
-        inert = _is_inert(node) or _fills_default(node) or _shortcut_return(node, frame) or _is_check_function(frame.func.node)
+        kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
+        inert = is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
         self.emit(ev.Branch(node, kind, cond, node.test, inert=inert), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
-        if truth is not False and not _ends_in_failure(node.body):  # an error arm only builds its message
+        if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
-            if self.block(_suite(node.body), frame):
-                outs.append(frame.env)
+            filled = fills_optional_input(node, frame.func.node)
+            outer, frame.bypass = frame.bypass, filled or frame.bypass
+            if filled:
+                self.bypass_stack.append(filled)
+            try:
+                if self.block(body_statements(node.body), frame):
+                    outs.append(frame.env)
+            finally:
+                frame.bypass = outer
+                if filled:
+                    self.bypass_stack.pop()
         frame.env = dict(before)
         if truth is not True:
             frame.env.update(when_false)
@@ -343,7 +375,7 @@ class Interpreter:
                 if self.s_If(node.orelse, frame, is_elif=True):
                     outs.append(frame.env)
             elif isinstance(node.orelse, cst.Else):
-                if self.block(_suite(node.orelse.body), frame):
+                if self.block(body_statements(node.orelse.body), frame):
                     outs.append(frame.env)
             else:
                 outs.append(frame.env)
@@ -380,7 +412,7 @@ class Interpreter:
             except _DeadLoop:  # `while` on a condition that is False under export
                 frame.env = dict(state)
                 break
-            self.block(_suite(node.body), frame)
+            self.block(body_statements(node.body), frame)
             new_state = _join_envs([state, frame.env])
             if _same_env(new_state, state):
                 break
@@ -388,7 +420,7 @@ class Interpreter:
         exits = frame.loop_exits.pop()
         frame.env = _join_envs([state] + exits)
         if node.orelse is not None:
-            self.block(_suite(node.orelse.body), frame)
+            self.block(body_statements(node.orelse.body), frame)
         return True
 
     def s_With(self, node: cst.With, frame: Frame) -> bool:
@@ -396,24 +428,24 @@ class Interpreter:
             value = self.expr(item.item, frame)
             if item.asname is not None:
                 self.assign(item.asname.name, value if value.is_tensor else UNKNOWN, frame, node, item.item, announce=False)
-        return self.block(_suite(node.body), frame)
+        return self.block(body_statements(node.body), frame)
 
     def s_Try(self, node: cst.Try, frame: Frame) -> bool:
         before = dict(frame.env)
         outs = []
-        if self.block(_suite(node.body), frame):
+        if self.block(body_statements(node.body), frame):
             if node.orelse is not None:
-                if self.block(_suite(node.orelse.body), frame):
+                if self.block(body_statements(node.orelse.body), frame):
                     outs.append(frame.env)
             else:
                 outs.append(frame.env)
         for handler in node.handlers:
             frame.env = _join_envs([before, frame.env])
-            if self.block(_suite(handler.body), frame):
+            if self.block(body_statements(handler.body), frame):
                 outs.append(frame.env)
         frame.env = _join_envs(outs) if outs else before
         if node.finalbody is not None:
-            self.block(_suite(node.finalbody.body), frame)
+            self.block(body_statements(node.finalbody.body), frame)
         return bool(outs)
 
     s_TryStar = s_Try
@@ -424,7 +456,7 @@ class Interpreter:
         outs = [before]
         for case in node.cases:
             frame.env = dict(before)
-            if self.block(_suite(case.body), frame):
+            if self.block(body_statements(case.body), frame):
                 outs.append(frame.env)
         frame.env = _join_envs(outs)
         return True
@@ -461,7 +493,7 @@ class Interpreter:
                 elif value.has("shape_seq") and any(t.startswith(("dims:", "fixed:")) for t in value.tags) and not any(
                     isinstance(e, cst.StarredElement) for e in elements
                 ):
-                    part = _declared_axis(value, i, len(elements)) or _element(value)  # `B, C, H, W = x.shape`: dim i
+                    part = declared_axis(value, i, len(elements)) or _element(value)  # `B, C, H, W = x.shape`: dim i
                 elif value.has("static_tail") and i > 0:
                     part = const()
                 else:
@@ -583,7 +615,7 @@ class Interpreter:
             tags = frozenset({"bool"})
         result = combine([left, right], tags)
         if result.is_tensor and not isinstance(node.operator, cst.MatrixMultiply):
-            result = _broadcast_dims(result, [left, right])
+            result = broadcast_dims(result, [left, right])
         if result.is_shape and not result.is_data and _makes_float(node):
             root = {"root"} if isinstance(node.operator, cst.Power) else set()
             return result.with_(tags=result.tags | {"float"} | root)  # `h / s`, `h ** 0.5`: a float of sizes
@@ -738,7 +770,7 @@ class Interpreter:
             return const() if attr in base.ref.class_consts else Val(ref=(base.ref, attr))
         if base.is_tensor:
             if attr == "shape":
-                return _shape_seq(base)
+                return shape_seq_of(base)
             if attr == "ndim":
                 return const()  # the rank: no exporter has a dynamic rank
             if attr in api.CONST_ATTRS:
@@ -800,9 +832,9 @@ class Interpreter:
         result = self._subscript_value(base, node, bounds, index_vals)
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base), frame)
-            return _with_data_shape(result)
+            return with_data_shape(result)
         if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
-            return _with_data_shape(result)
+            return with_data_shape(result)
         return result
 
     def _subscript_value(self, base: Val, node: cst.Subscript, bounds: list, index_vals: list[Val]) -> Val:
@@ -811,12 +843,12 @@ class Interpreter:
                 return base.with_(tags=frozenset(t for t in base.tags if not t.startswith(("fixed:", "dims:"))))
             if base.has("shape_seq") and base.items is None and len(node.slice) == 1:
                 idx = node.slice[0].slice
-                declared = _declared_axis(base, _axis(idx.value)) if isinstance(idx, cst.Index) else None
+                declared = declared_axis(base, literal_axis(idx.value)) if isinstance(idx, cst.Index) else None
                 if declared is not None:
                     return declared
-                if base.has("static_tail") and isinstance(idx, cst.Index) and _axis(idx.value) not in (None, 0):
+                if base.has("static_tail") and isinstance(idx, cst.Index) and literal_axis(idx.value) not in (None, 0):
                     return const()
-                if isinstance(idx, cst.Index) and _axis(idx.value) == -1:
+                if isinstance(idx, cst.Index) and literal_axis(idx.value) == -1:
                     e = element_of(base)
                     return e.with_(tags=e.tags | {"last_axis"}) if e.is_shape else e
             if base.items is not None and len(index_vals) == 1 and len(node.slice) == 1:
@@ -955,16 +987,16 @@ class Interpreter:
             return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
         if module.has("tensor_module"):
             qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
-            fixed = _layer_fixed_axis(qual)
+            fixed = layer_fixed_axis(qual)
             tags: set[str] = {f"fixed:{fixed}"} if fixed is not None else set()
             layer = qual.rsplit(".", 1)[-1]
-            if (layer in _ELEMENTWISE_LAYERS or layer in _NORM_LAYERS or fixed == -1) and args.positional:
+            if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
                 # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
                 tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:"))}
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
-            found = cls.find_method("forward") if not _forward_replaced(cls) else None
+            found = cls.find_method("forward") if not forward_replaced(cls) else None
             if found is not None:
                 defining, fn = found
                 self.reached.add(id(cls))
@@ -1115,7 +1147,7 @@ class Interpreter:
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats), frame)
         result = self._torch_result(qual, last, args)
         if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")):
-            return _with_data_shape(result)
+            return with_data_shape(result)
         return result
 
     def _torch_result(self, qual: str, last: str, args: "CallArgs") -> Val:
@@ -1133,7 +1165,7 @@ class Interpreter:
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
             return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
         if _returns_tuple(last, args, method=False):
-            return _split_parts(last, args.get(1, "split_size_or_sections"), prov)
+            return split_parts(last, args.get(1, "split_size_or_sections"), prov)
         if last == "where" and len(args.positional) == 1:
             return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
         if last in api.FULL_REDUCTIONS and len(args.positional) <= 1 and "dim" not in args.keywords:
@@ -1169,11 +1201,11 @@ class Interpreter:
         if name == "len":
             if first.is_tensor and first.has("maybe_tuple"):
                 return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
-            if first.is_definite_tensor and _size_kind(first) == SHAPE:
+            if first.is_definite_tensor and size_kind(first) == SHAPE:
                 # `__len__` must return a Python int: like int(x.shape[0]) (measured, p18a)
                 return self.shape_conversion(node, "len()", kind(SHAPE, prov=first.prov), first_node, frame)
             if first.is_tensor:
-                return kind(_size_kind(first), prov=first.prov)
+                return kind(size_kind(first), prov=first.prov)
             if first.has("shape_seq"):
                 return const()  # len(x.shape): the rank
             if first.is_shape:
@@ -1278,18 +1310,18 @@ class Interpreter:
             return kind(DDS, prov=prov)
         if name == "size":
             if args.positional or "dim" in args.keywords:
-                axis = _axis(node.args[0].value) if node.args else None
-                declared = _declared_axis(receiver, axis)
+                axis = literal_axis(node.args[0].value) if node.args else None
+                declared = declared_axis(receiver, axis)
                 if declared is not None:
                     return declared
                 if receiver.has("static_tail") and axis not in (None, 0):
                     return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
-                return kind(_size_kind(receiver), *(("last_axis",) if axis == -1 else ()), prov=prov)
-            return _shape_seq(receiver)
+                return kind(size_kind(receiver), *(("last_axis",) if axis == -1 else ()), prov=prov)
+            return shape_seq_of(receiver)
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
         if name in api.SHAPE_METHODS:
-            return kind(_size_kind(receiver), prov=prov)
+            return kind(size_kind(receiver), prov=prov)
         if name in api.CONST_METHODS:
             return const()
         if name == "type" and not args.positional and not args.keywords:
@@ -1308,13 +1340,13 @@ class Interpreter:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
             return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
         if data_shape or (receiver.has("dds_shape") and not result.has("scalar")):
-            return _with_data_shape(result)
+            return with_data_shape(result)
         return result
 
     def _method_result(self, receiver: Val, name: str, args: "CallArgs") -> Val:
         prov = receiver.prov
         if _returns_tuple(name, args, method=True):
-            return _split_parts(name, args.get(0, "split_size"), prov)
+            return split_parts(name, args.get(0, "split_size"), prov)
         if name in api.FULL_REDUCTIONS and not args.positional and "dim" not in args.keywords:
             return kind(TENSOR, "scalar", *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
         if name in api.BOOL_FUNCS:
@@ -1421,323 +1453,6 @@ def _rank(v: Val) -> int:
     return 3 if v.is_data else 2 if v.is_shape else 1 if v.has("export_mode") else 0
 
 
-def _is_logging_stmt(stmt: cst.CSTNode) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return all(_is_logging_stmt(s) for s in stmt.body)
-    if isinstance(stmt, (cst.Pass, cst.Raise, cst.Assert)):
-        return True
-    if isinstance(stmt, cst.If):
-        return _is_inert(stmt)
-    if isinstance(stmt, cst.Expr):
-        v = stmt.value
-        if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
-            return True
-        if isinstance(v, cst.Call):
-            name = (dotted(v.func) or "").rsplit(".", 1)[-1]
-            # `logger.warning(...)`, `print(...)`, torchvision's `_log_api_usage_once(...)`, and checks
-            # (`torch._check(cond)`, `torch._assert(...)`): nothing the outputs depend on
-            return (
-                name in api.LOGGING_CALLS
-                or name in api.CHECK_FUNCS
-                or name in ("_assert", "_assert_async")
-                or name.lstrip("_").startswith(("log_", "warn_"))
-            )
-    return False
-
-
-def _only_checks(body: cst.BaseSuite) -> bool:
-    stmts = _suite(body)
-    return bool(stmts) and all(_is_logging_stmt(s) for s in stmts)
-
-
-def _ends_in_failure(body: cst.BaseSuite) -> bool:
-    """The arm ends by raising (`raise`, `assert False`, `torch._assert(False, msg)`): whatever it
-    computes before only builds the error message."""
-    stmts = _suite(body)
-    if not stmts:
-        return False
-    last = stmts[-1]
-    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-    if not smalls:
-        return False
-    small = smalls[-1]
-    if isinstance(small, cst.Raise):
-        return True
-    if isinstance(small, cst.Assert):
-        return isinstance(small.test, cst.Name) and small.test.value == "False"
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and small.value.args:
-        name = (dotted(small.value.func) or "").rsplit(".", 1)[-1]
-        first = small.value.args[0].value
-        return name in ("_assert", "_assert_async") and isinstance(first, cst.Name) and first.value == "False"
-    return False
-
-
-def _is_guard(node: cst.If) -> bool:
-    """`if <bad>: raise / warn / log` with no `else` doing work: a validation guard (torch.export
-    turns it into a range constraint or a runtime assert; jit.trace drops it)."""
-    return (_only_checks(node.body) or _ends_in_failure(node.body)) and not isinstance(node.orelse, cst.Else)
-
-
-def _is_inert(node: cst.If) -> bool:
-    """Neither arm computes anything (only raises, warns, logs or passes)."""
-    if not _only_checks(node.body):
-        return False
-    if node.orelse is None:
-        return True
-    if isinstance(node.orelse, cst.If):
-        return _is_inert(node.orelse)
-    return _only_checks(node.orelse.body)
-
-
-def precomputed_bypass(fn: cst.CSTNode) -> str | None:
-    """The key of a value the caller can hand in precomputed, when the function starts by returning
-    it (transformers' vision helpers: `if kwargs is not None and (ids := kwargs.pop("position_ids",
-    None)) is not None: return ids`): the rest of the function is the eager fallback, which an
-    exporter that precomputes the value outside the graph never runs."""
-    if not isinstance(fn, cst.FunctionDef):
-        return None
-    popped: dict[str, str] = {}  # variable -> key
-
-    def key_of(call: cst.BaseExpression) -> str | None:
-        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("pop", "get")
-                and call.args and isinstance(call.args[0].value, cst.SimpleString)):
-            key = call.args[0].value.evaluated_value
-            return key if isinstance(key, str) else None
-        return None
-
-    for stmt in _suite(fn.body)[:4]:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    key = key_of(small.value)
-                    if key is not None:
-                        popped[small.targets[0].target.value] = key
-            continue
-        if not isinstance(stmt, cst.If):
-            continue
-
-        class Walrus(cst.CSTVisitor):
-            def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-                key = key_of(n.value)
-                if key is not None and isinstance(n.target, cst.Name):
-                    popped[n.target.value] = key
-
-        stmt.test.visit(Walrus())
-        body = _suite(stmt.body)
-        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
-            ret = body[0].body[0]
-            if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Name) and ret.value.value in popped:
-                return popped[ret.value.value]
-    return None
-
-
-_CHECK_FUNCTIONS: dict[int, tuple[cst.CSTNode, bool]] = {}
-_MUTATING_METHODS = {"append", "extend", "insert", "update", "pop", "popitem", "setdefault", "clear", "remove", "add",
-                     "discard", "register_buffer", "setattr"}
-
-
-def _is_check_function(fn: cst.CSTNode) -> bool:
-    """A function that only validates: it returns nothing (bare `return`s), yields nothing and
-    changes nothing outside itself (no attribute / subscript stores, no in-place tensor methods).
-    Whatever path a branch in it takes, the model's outputs are the same (transformers'
-    `torch_compilable_check`, `warn_if_padding_and_no_attention_mask`)."""
-    if not isinstance(fn, cst.FunctionDef):
-        return False
-    hit = _CHECK_FUNCTIONS.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        return hit[1]
-
-    class V(cst.CSTVisitor):
-        pure = True
-
-        def visit_Return(self, n: cst.Return) -> None:
-            if n.value is not None and not (isinstance(n.value, cst.Name) and n.value.value == "None"):
-                self.pure = False
-
-        def visit_Yield(self, n: cst.Yield) -> None:
-            self.pure = False
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return False  # a local helper (`def msg_callable(): return msg`): judged where it is called
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            if not isinstance(n.target, (cst.Name, cst.Tuple, cst.List)):
-                self.pure = False
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            if not isinstance(n.target, cst.Name):
-                self.pure = False
-
-        def visit_Global(self, n: cst.Global) -> None:
-            self.pure = False
-
-        def visit_Nonlocal(self, n: cst.Nonlocal) -> None:
-            self.pure = False
-
-        def visit_Call(self, n: cst.Call) -> None:
-            name = (dotted(n.func) or "").rsplit(".", 1)[-1]
-            if (name.endswith("_") and not name.startswith("_")) or name in _MUTATING_METHODS:
-                self.pure = False  # x.add_(...), index_put_, out.append(...): changes something
-
-    v = V()
-    fn.body.visit(v)
-    _CHECK_FUNCTIONS[id(fn)] = (fn, v.pure)
-    return v.pure
-
-
-def _takes_a_python_object(cls: ClassInfo) -> bool:
-    """A forward that requires an instance of a plain Python class of the project
-    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`): no exporter can be handed
-    that input, so the module is not an export root (what it calls is still analysed from there
-    when another root reaches it)."""
-    found = cls.find_method("forward")
-    if found is None:
-        return False
-    defining, fn = found
-    params = list(fn.params.posonly_params) + list(fn.params.params)
-    for p in params[1:]:
-        if p.default is not None or p.annotation is None:
-            continue
-        name = defining.file.code(p.annotation.annotation).replace(" ", "").strip("'\"")
-        if "[" in name or "|" in name:
-            continue
-        target = defining.file.classes.get(name.rsplit(".", 1)[-1])
-        if target is None and defining.file.project is not None:
-            qual = defining.file.qualify(p.annotation.annotation)
-            target = defining.file.project.find_class(qual) if qual else None
-        if (target is not None and not target.is_module() and "__init__" in target.method_names
-                and not target.name.endswith(("Tensor", "Output", "Config"))):
-            return True  # a hand-written stateful object (a dataclass of tensors can be a pytree input)
-    return False
-
-
-def _forward_replaced(cls: ClassInfo) -> bool:
-    """A class decorator replaces this Module's forward by default (transformers' MoE experts)."""
-    return any((dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) or "").rsplit(".", 1)[-1]
-               in api.FORWARD_REPLACING_DECORATORS for d in cls.node.decorators)
-
-
-def _none_tested(test: cst.BaseExpression) -> set[str]:
-    """Names tested `is None` in a condition (through `and`)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _none_tested(test.left) | _none_tested(test.right)
-    if (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Is)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
-        and test.comparisons[0].comparator.value == "None"
-    ):
-        name = dotted(test.left)
-        return {name} if name else set()
-    return set()
-
-
-def _fills_default(node: cst.If) -> bool:
-    """`if mask is None and not is_compiling(): mask = torch.ones(...)`: the arm only fills in a
-    default for a value that is None; the code after it handles both (EXL060 stays quiet)."""
-    tested = _none_tested(node.test)
-    if not tested or node.orelse is not None:
-        return False
-    fills = False
-    for stmt in _suite(node.body):
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
-        for small in smalls:
-            if isinstance(small, cst.Assign):
-                fills |= any(dotted(t.target) in tested for t in small.targets)
-            elif isinstance(small, cst.AnnAssign):
-                fills |= dotted(small.target) in tested
-            elif not _is_logging_stmt(small):
-                return False
-    return fills  # (other names it assigns are the default's ingredients)
-
-
-def _equalities(test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _equalities(test.left) or _equalities(test.right)
-    return isinstance(test, cst.Comparison) and all(isinstance(c.operator, cst.Equal) for c in test.comparisons)
-
-
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
-
-
-def _shortcut_return(node: cst.If, frame: Frame) -> bool:
-    """`if not is_exporting() and n == m: return posemb`: when the sizes already match, a fast path
-    returns an argument as it is, where the other path computes the same value the long way."""
-    if not isinstance(node.test, cst.BooleanOperation) or node.orelse is not None:
-        return False
-    # `if not is_tracing(mask) and (mask == 1).all(): return None`: the library itself turns the fast
-    # path off under export; the general path computes the same (audit round 5: all such were same-output)
-    skipped_when_exporting = any(
-        isinstance(c, cst.UnaryOperation) and isinstance(c.operator, cst.Not) and _static_predicate(c.expression, frame.file, Target.EXPORT) is not None
-        for c in _conjuncts(node.test)
-    )
-    if not (_equalities(node.test) or skipped_when_exporting):
-        return False
-    fn = frame.func.node
-    params = fn.params if isinstance(fn, (cst.FunctionDef, cst.Lambda)) else None
-    names = {p.name.value for p in (list(params.params) + list(params.posonly_params) + list(params.kwonly_params))} if params else set()
-
-    def only_returns_an_argument(suite: cst.BaseSuite) -> bool:
-        for stmt in _suite(suite):
-            if isinstance(stmt, cst.If):  # `if old_size is None and h == w: return posemb`
-                if stmt.orelse is not None or not only_returns_an_argument(stmt.body):
-                    return False
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                small = stmt.body
-                if len(small) != 1 or not isinstance(small[0], cst.Return):
-                    return False
-                value = small[0].value
-                if value is None or (isinstance(value, cst.Name) and value.value == "None"):
-                    continue  # `return None`: "nothing to do" (the caller treats the general result the same)
-                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-                    continue  # `return self.position_embeddings`: the stored value as it is
-                if not isinstance(value, cst.Name) or value.value not in names:
-                    return False
-            else:
-                return False
-        return True
-
-    return only_returns_an_argument(node.body)
-
-
-def _is_training_only(cls: ClassInfo) -> bool:
-    """Losses, criteria, matchers and assigners (also any Module of a `loss` / `losses` package or
-    a `*loss*.py` file): training code, never exported."""
-    parts = os.path.normpath(cls.file.path).split(os.sep)
-    if any(p in ("loss", "losses") for p in parts[-3:-1]) or "loss" in parts[-1].lower():
-        return True
-    for c in cls.iter_mro():
-        if c.name.endswith(LOSS_SUFFIXES):
-            return True
-        for base in c.base_names:
-            qual = c.file.qualify_name(base) or base
-            if qual in LOSS_BASES or qual.rsplit(".", 1)[-1] in ("_Loss", "_WeightedLoss"):
-                return True
-    return False
-
-
-# Packages of data-pipeline code (torchvision.transforms, timm.data, datasets): their Modules
-# (`Resize`, `RandomIoUCrop`, `CutMix`) run in data loading, not in an exported model.  They
-# are still analyzed when a model calls them.
-DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
-_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp")
-
-
-def _is_data_pipeline(cls: ClassInfo) -> bool:
-    """A data-augmentation / data-loading Module: not an export root."""
-    if _AUGMENTATION_NAME.search(cls.name):
-        return True
-    parts = os.path.normpath(cls.file.path).split(os.sep)[:-1]
-    return any(p in DATA_PIPELINE_DIRS for p in parts[-3:])
-
-
 _SEQ_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "collections.abc.Sequence", "abc.Sequence", "typing.Sequence", "dict", "Dict", "Mapping", "collections.abc.Mapping"}
 _SCALAR_TYPES = {"int", "float", "bool", "str", "complex", "numbers.Number", "Number", "numbers.Integral", "numbers.Real"}
 _TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
@@ -1791,149 +1506,6 @@ def top_statement(frame: Frame) -> object:
     return frame.file.top_of(frame.func.node)
 
 
-def _size_kind(t: Val) -> str:
-    """A size read from a tensor whose size depends on data is itself data-dependent; the
-    shape of a parameter or buffer is a constant under every exporter."""
-    if t.has("dds_shape"):
-        return DDS
-    return CONST if t.has("param") else SHAPE
-
-
-def _with_declared_dims(v: Val, dims: tuple[int | None, frozenset[int]] | None) -> Val:
-    """An input of an exported root whose dynamic dims the export context declares (every
-    other dim is static: the exporter fixes it)."""
-    if not v.is_tensor:
-        return v
-    rank, dyn = dims if dims is not None else (None, frozenset())
-    tag = f"dims:{'?' if rank is None else rank}:{','.join(map(str, sorted(dyn)))}"
-    return v.with_(tags=(v.tags - {"maybe_tuple"}) | {tag})
-
-
-# torch.nn layers whose output has a dim fixed by the layer's own configuration.
-_CHANNEL_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm1d",
-                   "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-                   "SyncBatchNorm")
-_FEATURE_LAYERS = ("Linear", "LayerNorm", "Embedding", "RMSNorm", "Bilinear", "LazyLinear")
-
-
-# torch.nn normalisation layers: their output has their input's shape.
-_NORM_LAYERS = {n for n in _CHANNEL_LAYERS if "Norm" in n} | {"LayerNorm", "RMSNorm", "LocalResponseNorm"}
-
-# torch.nn layers whose output has their input's shape.
-_ELEMENTWISE_LAYERS = {
-    "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU", "Mish",
-    "PReLU", "Softplus", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Identity", "Softmax", "LogSoftmax",
-}
-
-
-def _broadcast_dims(result: Val, operands: list[Val]) -> Val:
-    """Elementwise arithmetic keeps its operands' static trailing dims (`fixed:-1`), and adding a
-    fixed-shape parameter fixes the dims it broadcasts against: `x + self.pos_embed` with
-    `pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))` pins x's token count and width."""
-    tensors = [v for v in operands if v.is_tensor]
-    tags = {t for v in tensors for t in v.tags if t.startswith("fixed:-")}
-    if any(not v.has("param") for v in tensors):
-        for v in tensors:
-            for t in v.tags:
-                if t.startswith("pshape:"):
-                    _, rank, non1 = t.split(":")
-                    tags |= {f"fixed:{int(i) - int(rank)}" for i in non1.split(",") if i}
-    return result.with_(tags=result.tags | tags) if tags - result.tags else result
-
-
-def _param_shape(call: cst.Call, fi: FileIndex) -> str | None:
-    """``nn.Parameter(torch.zeros(1, num_patches, dim))`` (or ``torch.randn(...) * .02``): the tag
-    ``pshape:<rank>:<dims that are not a literal 1>`` (dims that do not broadcast)."""
-    if not call.args:
-        return None
-    inner = call.args[0].value
-    while isinstance(inner, cst.BinaryOperation):
-        inner = inner.left
-    if not isinstance(inner, cst.Call) or fi.qualify(inner.func) not in _SHAPE_FACTORIES:
-        return None
-    dims = [a.value for a in inner.args if a.keyword is None and not a.star]
-    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
-        if any(isinstance(e, cst.StarredElement) for e in dims[0].elements):
-            return None
-        dims = [e.value for e in dims[0].elements]
-    if not dims or any(a.star == "*" for a in inner.args):
-        return None
-    non1 = [str(i) for i, d in enumerate(dims) if not (isinstance(d, cst.Integer) and d.value == "1")]
-    return f"pshape:{len(dims)}:{','.join(non1)}"
-
-
-_SHAPE_FACTORIES = {"torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.empty", "torch.Tensor", "torch.FloatTensor"}
-
-
-def _layer_fixed_axis(qual: str) -> int | None:
-    """The output dim a torch.nn layer fixes: channels (dim 1) of a conv or norm, features (the last
-    dim) of a linear, layer norm or embedding."""
-    name = qual.rsplit(".", 1)[-1]
-    return 1 if name in _CHANNEL_LAYERS else -1 if name in _FEATURE_LAYERS else None
-
-
-def _declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
-    for tag in t.tags:
-        if tag.startswith("dims:"):
-            _, rank, dims = tag.split(":")
-            return (None if rank == "?" else int(rank)), frozenset(int(d) for d in dims.split(",") if d)
-    return None
-
-
-def _declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | None:
-    """``t.shape[axis]`` of a tensor with declared dims: a constant for a static dim, a shape
-    marked ``declared_dim`` for a dynamic one; a constant for a dim a layer fixed (``fixed:1`` after a
-    conv, ``fixed:-1`` after a linear layer; ``count``: the number of dims unpacked, if known); None
-    when nothing says."""
-    if axis is not None:
-        fixed = {int(tag[6:]) for tag in t.tags if tag.startswith("fixed:")}
-        if axis in fixed or (count is not None and axis - count in fixed):
-            return const()
-    declared = _declared_dims(t)
-    if declared is None or axis is None:
-        return None
-    rank, dyn = declared
-    if axis < 0:
-        if rank is None:
-            return None
-        axis += rank
-    return kind(SHAPE, "declared_dim", prov=t.prov) if axis in dyn else const()
-
-
-def _shape_seq(t: Val) -> Val:
-    declared = _declared_dims(t)
-    if declared is not None and declared[0] is not None:
-        items = tuple(_declared_axis(t, i) or UNKNOWN for i in range(declared[0]))
-        k = SHAPE if declared[1] else CONST
-        tags = frozenset({"shape_seq"}) | {x for x in t.tags if x.startswith("dims:")}
-        return tuple_of(list(items)).with_(kinds=frozenset({SEQ, k}), tags=tags)
-    k = _size_kind(t)
-    prov = t.prov if k != CONST else ()
-    tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
-    tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:")))
-    return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
-
-
-def _axis(node: cst.BaseExpression) -> int | None:
-    """The literal axis of ``x.shape[i]`` / ``x.size(i)``."""
-    if isinstance(node, cst.Integer):
-        return int(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value)
-    return None
-
-
-def _with_data_shape(v: Val) -> Val:
-    if v.is_tensor:
-        return v.with_(tags=v.tags | {"dds_shape"})
-    if v.elem is not None or v.items is not None:
-        return v.with_(
-            elem=_with_data_shape(v.elem) if v.elem is not None else None,
-            items=tuple(_with_data_shape(i) for i in v.items) if v.items is not None else None,
-        )
-    return v
-
-
 def _device_literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
@@ -1943,15 +1515,6 @@ def _device_literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.IfExp):
         return _device_literal(node.body) or _device_literal(node.orelse)
     return None
-
-
-def _split_parts(name: str, sizes: "Val | None", prov: tuple[Step, ...]) -> Val:
-    """The tensors of a tuple-returning op; `torch.split(x, counts)` with counts read from data
-    (`image_sizes.tolist()`) gives parts whose size depends on data."""
-    part = kind(TENSOR, prov=prov)
-    if name in ("split", "split_with_sizes", "tensor_split") and sizes is not None and sizes.contains(lambda v: v.is_dds):
-        part = part.with_(tags=part.tags | {"dds_shape"})
-    return seq_of(part, "tensor_seq")
 
 
 def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:
@@ -2108,7 +1671,7 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
         if call is None:
             env[name] = _param_default_kind(p, entry, ref, name, interp)
             if interp.entry_dims is not None and ref.node is interp.entry_fn:
-                env[name] = _with_declared_dims(env[name], interp.entry_dims.get(name))
+                env[name] = with_declared_dims(env[name], interp.entry_dims.get(name))
         elif i < len(positional):
             env[name] = _annotated(p, positional[i], ref)
         elif name in keywords:
@@ -2302,17 +1865,6 @@ def _submodule_classes(file: FileIndex) -> set[int]:
     return out
 
 
-def _static_predicate(test: cst.BaseExpression, fi: FileIndex, target: Target) -> bool | None:
-    """The value of an is-exporting predicate test (`torch.jit.is_tracing()`, `not …`) under target."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _static_predicate(test.expression, fi, target)
-        return None if inner is None else not inner
-    if not isinstance(test, cst.Call):
-        return None
-    predicate = api.resolve_predicate(fi.qualify(test.func) or dotted(test.func) or "")
-    return None if predicate is None else api.predicate_value(predicate, target.value)
-
-
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
     fi = cls.file
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
@@ -2322,7 +1874,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             return kind(NONE)
         return const()
     if isinstance(expr, cst.IfExp):
-        known = _static_predicate(expr.test, fi, target)
+        known = static_predicate(expr.test, fi, target)
         if known is not None:  # `torch.tensor(...) if torch.jit.is_tracing() else min(res)`
             return _classify_attr_expr(expr.body if known else expr.orelse, cls, target)
         return join([_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)])
@@ -2338,7 +1890,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         qual = fi.qualify(expr.func)
         name = dotted(expr.func) or ""
         if qual in _TENSOR_WRAPPERS:
-            shape = _param_shape(expr, fi)
+            shape = param_shape_tag(expr, fi)
             return kind(TENSOR, "param", *((shape,) if shape else ()))
         if qual in _MODULE_CONTAINERS:
             elem = _classify_attr_expr(expr.args[0].value, cls).elem if expr.args else None

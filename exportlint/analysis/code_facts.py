@@ -1,0 +1,405 @@
+"""What a piece of model code means for export, read from its syntax alone (no values): validation
+guards and inert branches, functions that only validate, fast paths a library turns off under
+export, helpers that return a caller-precomputed value, and the classes that are never export roots
+(losses, data pipelines, modules whose forward needs a Python object or is replaced by a decorator).
+The dataflow (``dataflow.py``) asks; nothing here knows about tensors or shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from exportlint.analysis import torchapi as api
+from exportlint.analysis.index import ClassInfo, FileIndex, dotted
+from exportlint.diagnostics import Target
+
+if TYPE_CHECKING:
+    from exportlint.analysis.dataflow import Frame
+
+
+# Modules that are never export roots: losses, criteria, matchers and assigners (training code).
+LOSS_BASES = {"torch.nn.modules.loss._Loss", "torch.nn.modules.loss._WeightedLoss", "torch.nn._Loss"}
+
+
+LOSS_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner", "Loss2d", "Loss3d")
+
+
+def body_statements(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    return list(body.body)  # SimpleStatementSuite: small statements
+
+
+def is_logging_stmt(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(is_logging_stmt(s) for s in stmt.body)
+    if isinstance(stmt, (cst.Pass, cst.Raise, cst.Assert)):
+        return True
+    if isinstance(stmt, cst.If):
+        return is_inert(stmt)
+    if isinstance(stmt, cst.Expr):
+        v = stmt.value
+        if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            return True
+        if isinstance(v, cst.Call):
+            name = (dotted(v.func) or "").rsplit(".", 1)[-1]
+            # `logger.warning(...)`, `print(...)`, torchvision's `_log_api_usage_once(...)`, and checks
+            # (`torch._check(cond)`, `torch._assert(...)`): nothing the outputs depend on
+            return (
+                name in api.LOGGING_CALLS
+                or name in api.CHECK_FUNCS
+                or name in ("_assert", "_assert_async")
+                or name.lstrip("_").startswith(("log_", "warn_"))
+            )
+    return False
+
+
+def only_checks(body: cst.BaseSuite) -> bool:
+    stmts = body_statements(body)
+    return bool(stmts) and all(is_logging_stmt(s) for s in stmts)
+
+
+def ends_in_failure(body: cst.BaseSuite) -> bool:
+    """The arm ends by raising (`raise`, `assert False`, `torch._assert(False, msg)`): whatever it
+    computes before only builds the error message."""
+    stmts = body_statements(body)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    if not smalls:
+        return False
+    small = smalls[-1]
+    if isinstance(small, cst.Raise):
+        return True
+    if isinstance(small, cst.Assert):
+        return isinstance(small.test, cst.Name) and small.test.value == "False"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and small.value.args:
+        name = (dotted(small.value.func) or "").rsplit(".", 1)[-1]
+        first = small.value.args[0].value
+        return name in ("_assert", "_assert_async") and isinstance(first, cst.Name) and first.value == "False"
+    return False
+
+
+def is_guard(node: cst.If) -> bool:
+    """`if <bad>: raise / warn / log` with no `else` doing work: a validation guard (torch.export
+    turns it into a range constraint or a runtime assert; jit.trace drops it)."""
+    return (only_checks(node.body) or ends_in_failure(node.body)) and not isinstance(node.orelse, cst.Else)
+
+
+def is_inert(node: cst.If) -> bool:
+    """Neither arm computes anything (only raises, warns, logs or passes)."""
+    if not only_checks(node.body):
+        return False
+    if node.orelse is None:
+        return True
+    if isinstance(node.orelse, cst.If):
+        return is_inert(node.orelse)
+    return only_checks(node.orelse.body)
+
+
+_HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
+
+
+def fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
+    """`if position_ids is None: ... position_ids = self.get_rope_index(...)`: the arm computes the
+    default of an optional input (a parameter of ``fn`` defaulting to None) with a helper
+    (`get_*`, `compute_*`, `build_*`, `prepare_*`, ...) that callers, and the exporters of libraries
+    that know the model, replace by passing the value precomputed.  Its name, or None."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and isinstance(test.left, cst.Name)):
+        return None
+    name = test.left.value
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    params = list(fn.params.params) + list(fn.params.kwonly_params)
+    if not any(p.name.value == name and isinstance(p.default, cst.Name) and p.default.value == "None" for p in params):
+        return None
+
+    class Assigns(cst.CSTVisitor):
+        found = False
+
+        def visit_Assign(self, n: cst.Assign) -> None:
+            helper = (dotted(n.value.func) or "").rsplit(".", 1)[-1] if isinstance(n.value, cst.Call) else ""
+            if not helper.startswith(_HELPER_PREFIXES):
+                return  # `encoder_outputs = self.encoder(...)`: the model itself, not a precomputable helper
+            for t in n.targets:
+                targets = [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+                self.found |= any(isinstance(x, cst.Name) and x.value == name for x in targets)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return False
+
+    v = Assigns()
+    node.body.visit(v)
+    return name if v.found else None
+
+
+def precomputed_bypass(fn: cst.CSTNode) -> str | None:
+    """The key of a value the caller can hand in precomputed, when the function starts by returning
+    it (transformers' vision helpers: `if kwargs is not None and (ids := kwargs.pop("position_ids",
+    None)) is not None: return ids`): the rest of the function is the eager fallback, which an
+    exporter that precomputes the value outside the graph never runs."""
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    popped: dict[str, str] = {}  # variable -> key
+
+    def key_of(call: cst.BaseExpression) -> str | None:
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("pop", "get")
+                and call.args and isinstance(call.args[0].value, cst.SimpleString)):
+            key = call.args[0].value.evaluated_value
+            return key if isinstance(key, str) else None
+        return None
+
+    for stmt in body_statements(fn.body)[:4]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    key = key_of(small.value)
+                    if key is not None:
+                        popped[small.targets[0].target.value] = key
+            continue
+        if not isinstance(stmt, cst.If):
+            continue
+
+        class Walrus(cst.CSTVisitor):
+            def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+                key = key_of(n.value)
+                if key is not None and isinstance(n.target, cst.Name):
+                    popped[n.target.value] = key
+
+        stmt.test.visit(Walrus())
+        body = body_statements(stmt.body)
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            ret = body[0].body[0]
+            if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Name) and ret.value.value in popped:
+                return popped[ret.value.value]
+    return None
+
+
+_CHECK_FUNCTIONS: dict[int, tuple[cst.CSTNode, bool]] = {}
+
+
+_MUTATING_METHODS = {"append", "extend", "insert", "update", "pop", "popitem", "setdefault", "clear", "remove", "add",
+                     "discard", "register_buffer", "setattr"}
+
+
+def is_check_function(fn: cst.CSTNode) -> bool:
+    """A function that only validates: it returns nothing (bare `return`s), yields nothing and
+    changes nothing outside itself (no attribute / subscript stores, no in-place tensor methods).
+    Whatever path a branch in it takes, the model's outputs are the same (transformers'
+    `torch_compilable_check`, `warn_if_padding_and_no_attention_mask`)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return False
+    hit = _CHECK_FUNCTIONS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+
+    class V(cst.CSTVisitor):
+        pure = True
+
+        def visit_Return(self, n: cst.Return) -> None:
+            if n.value is not None and not (isinstance(n.value, cst.Name) and n.value.value == "None"):
+                self.pure = False
+
+        def visit_Yield(self, n: cst.Yield) -> None:
+            self.pure = False
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return False  # a local helper (`def msg_callable(): return msg`): judged where it is called
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            if not isinstance(n.target, (cst.Name, cst.Tuple, cst.List)):
+                self.pure = False
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            if not isinstance(n.target, cst.Name):
+                self.pure = False
+
+        def visit_Global(self, n: cst.Global) -> None:
+            self.pure = False
+
+        def visit_Nonlocal(self, n: cst.Nonlocal) -> None:
+            self.pure = False
+
+        def visit_Call(self, n: cst.Call) -> None:
+            name = (dotted(n.func) or "").rsplit(".", 1)[-1]
+            if (name.endswith("_") and not name.startswith("_")) or name in _MUTATING_METHODS:
+                self.pure = False  # x.add_(...), index_put_, out.append(...): changes something
+
+    v = V()
+    fn.body.visit(v)
+    _CHECK_FUNCTIONS[id(fn)] = (fn, v.pure)
+    return v.pure
+
+
+def takes_a_python_object(cls: ClassInfo) -> bool:
+    """A forward that requires an instance of a plain Python class of the project
+    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`): no exporter can be handed
+    that input, so the module is not an export root (what it calls is still analysed from there
+    when another root reaches it)."""
+    found = cls.find_method("forward")
+    if found is None:
+        return False
+    defining, fn = found
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    for p in params[1:]:
+        if p.default is not None or p.annotation is None:
+            continue
+        name = defining.file.code(p.annotation.annotation).replace(" ", "").strip("'\"")
+        if "[" in name or "|" in name:
+            continue
+        target = defining.file.classes.get(name.rsplit(".", 1)[-1])
+        if target is None and defining.file.project is not None:
+            qual = defining.file.qualify(p.annotation.annotation)
+            target = defining.file.project.find_class(qual) if qual else None
+        if (target is not None and not target.is_module() and "__init__" in target.method_names
+                and not target.name.endswith(("Tensor", "Output", "Config"))):
+            return True  # a hand-written stateful object (a dataclass of tensors can be a pytree input)
+    return False
+
+
+def forward_replaced(cls: ClassInfo) -> bool:
+    """A class decorator replaces this Module's forward by default (transformers' MoE experts)."""
+    return any((dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) or "").rsplit(".", 1)[-1]
+               in api.FORWARD_REPLACING_DECORATORS for d in cls.node.decorators)
+
+
+def none_tested(test: cst.BaseExpression) -> set[str]:
+    """Names tested `is None` in a condition (through `and`)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return none_tested(test.left) | none_tested(test.right)
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        name = dotted(test.left)
+        return {name} if name else set()
+    return set()
+
+
+def fills_default(node: cst.If) -> bool:
+    """`if mask is None and not is_compiling(): mask = torch.ones(...)`: the arm only fills in a
+    default for a value that is None; the code after it handles both (EXL060 stays quiet)."""
+    tested = none_tested(node.test)
+    if not tested or node.orelse is not None:
+        return False
+    fills = False
+    for stmt in body_statements(node.body):
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in smalls:
+            if isinstance(small, cst.Assign):
+                fills |= any(dotted(t.target) in tested for t in small.targets)
+            elif isinstance(small, cst.AnnAssign):
+                fills |= dotted(small.target) in tested
+            elif not is_logging_stmt(small):
+                return False
+    return fills  # (other names it assigns are the default's ingredients)
+
+
+def equalities(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return equalities(test.left) or equalities(test.right)
+    return isinstance(test, cst.Comparison) and all(isinstance(c.operator, cst.Equal) for c in test.comparisons)
+
+
+def conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return conjuncts(test.left) + conjuncts(test.right)
+    return [test]
+
+
+def shortcut_return(node: cst.If, frame: Frame) -> bool:
+    """`if not is_exporting() and n == m: return posemb`: when the sizes already match, a fast path
+    returns an argument as it is, where the other path computes the same value the long way."""
+    if not isinstance(node.test, cst.BooleanOperation) or node.orelse is not None:
+        return False
+    # `if not is_tracing(mask) and (mask == 1).all(): return None`: the library itself turns the fast
+    # path off under export; the general path computes the same (audit round 5: all such were same-output)
+    skipped_when_exporting = any(
+        isinstance(c, cst.UnaryOperation) and isinstance(c.operator, cst.Not) and static_predicate(c.expression, frame.file, Target.EXPORT) is not None
+        for c in conjuncts(node.test)
+    )
+    if not (equalities(node.test) or skipped_when_exporting):
+        return False
+    fn = frame.func.node
+    params = fn.params if isinstance(fn, (cst.FunctionDef, cst.Lambda)) else None
+    names = {p.name.value for p in (list(params.params) + list(params.posonly_params) + list(params.kwonly_params))} if params else set()
+
+    def only_returns_an_argument(suite: cst.BaseSuite) -> bool:
+        for stmt in body_statements(suite):
+            if isinstance(stmt, cst.If):  # `if old_size is None and h == w: return posemb`
+                if stmt.orelse is not None or not only_returns_an_argument(stmt.body):
+                    return False
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body
+                if len(small) != 1 or not isinstance(small[0], cst.Return):
+                    return False
+                value = small[0].value
+                if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                    continue  # `return None`: "nothing to do" (the caller treats the general result the same)
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+                    continue  # `return self.position_embeddings`: the stored value as it is
+                if not isinstance(value, cst.Name) or value.value not in names:
+                    return False
+            else:
+                return False
+        return True
+
+    return only_returns_an_argument(node.body)
+
+
+def is_training_only(cls: ClassInfo) -> bool:
+    """Losses, criteria, matchers and assigners (also any Module of a `loss` / `losses` package or
+    a `*loss*.py` file): training code, never exported."""
+    parts = os.path.normpath(cls.file.path).split(os.sep)
+    if any(p in ("loss", "losses") for p in parts[-3:-1]) or "loss" in parts[-1].lower():
+        return True
+    for c in cls.iter_mro():
+        if c.name.endswith(LOSS_SUFFIXES):
+            return True
+        for base in c.base_names:
+            qual = c.file.qualify_name(base) or base
+            if qual in LOSS_BASES or qual.rsplit(".", 1)[-1] in ("_Loss", "_WeightedLoss"):
+                return True
+    return False
+
+
+# Packages of data-pipeline code (torchvision.transforms, timm.data, datasets): their Modules
+# (`Resize`, `RandomIoUCrop`, `CutMix`) run in data loading, not in an exported model.  They
+# are still analyzed when a model calls them.
+DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
+
+
+_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp")
+
+
+def is_data_pipeline(cls: ClassInfo) -> bool:
+    """A data-augmentation / data-loading Module: not an export root."""
+    if _AUGMENTATION_NAME.search(cls.name):
+        return True
+    parts = os.path.normpath(cls.file.path).split(os.sep)[:-1]
+    return any(p in DATA_PIPELINE_DIRS for p in parts[-3:])
+
+
+def static_predicate(test: cst.BaseExpression, fi: FileIndex, target: Target) -> bool | None:
+    """The value of an is-exporting predicate test (`torch.jit.is_tracing()`, `not …`) under target."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = static_predicate(test.expression, fi, target)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Call):
+        return None
+    predicate = api.resolve_predicate(fi.qualify(test.func) or dotted(test.func) or "")
+    return None if predicate is None else api.predicate_value(predicate, target.value)

@@ -1,0 +1,168 @@
+"""Which dims of a tensor are static or dynamic, and what a size read from it is: declared dims of
+an exported root's inputs, dims fixed by ``torch.nn`` layers (channels after a conv, features after
+a linear) and by fixed-shape parameters an input broadcasts against, data-dependent sizes (``nonzero``
+results, parts of a split by data), and the shape sequences read from them.  The dataflow
+(``dataflow.py``) carries these facts as tags on values; this module reads and writes them.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from exportlint.analysis.index import FileIndex
+from exportlint.analysis.values import CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, const, kind, seq_of, tuple_of
+
+
+def size_kind(t: Val) -> str:
+    """A size read from a tensor whose size depends on data is itself data-dependent; the
+    shape of a parameter or buffer is a constant under every exporter."""
+    if t.has("dds_shape"):
+        return DDS
+    return CONST if t.has("param") else SHAPE
+
+
+def with_declared_dims(v: Val, dims: tuple[int | None, frozenset[int]] | None) -> Val:
+    """An input of an exported root whose dynamic dims the export context declares (every
+    other dim is static: the exporter fixes it)."""
+    if not v.is_tensor:
+        return v
+    rank, dyn = dims if dims is not None else (None, frozenset())
+    tag = f"dims:{'?' if rank is None else rank}:{','.join(map(str, sorted(dyn)))}"
+    return v.with_(tags=(v.tags - {"maybe_tuple"}) | {tag})
+
+
+# torch.nn layers whose output has a dim fixed by the layer's own configuration.
+_CHANNEL_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm1d",
+                   "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+                   "SyncBatchNorm")
+
+
+_FEATURE_LAYERS = ("Linear", "LayerNorm", "Embedding", "RMSNorm", "Bilinear", "LazyLinear")
+
+
+# torch.nn normalisation layers: their output has their input's shape.
+NORM_LAYERS = {n for n in _CHANNEL_LAYERS if "Norm" in n} | {"LayerNorm", "RMSNorm", "LocalResponseNorm"}
+
+
+# torch.nn layers whose output has their input's shape.
+ELEMENTWISE_LAYERS = {
+    "ReLU", "ReLU6", "GELU", "SiLU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU", "Mish",
+    "PReLU", "Softplus", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Identity", "Softmax", "LogSoftmax",
+}
+
+
+def broadcast_dims(result: Val, operands: list[Val]) -> Val:
+    """Elementwise arithmetic keeps its operands' static trailing dims (`fixed:-1`), and adding a
+    fixed-shape parameter fixes the dims it broadcasts against: `x + self.pos_embed` with
+    `pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))` pins x's token count and width."""
+    tensors = [v for v in operands if v.is_tensor]
+    tags = {t for v in tensors for t in v.tags if t.startswith("fixed:-")}
+    if any(not v.has("param") for v in tensors):
+        for v in tensors:
+            for t in v.tags:
+                if t.startswith("pshape:"):
+                    _, rank, non1 = t.split(":")
+                    tags |= {f"fixed:{int(i) - int(rank)}" for i in non1.split(",") if i}
+    return result.with_(tags=result.tags | tags) if tags - result.tags else result
+
+
+def param_shape_tag(call: cst.Call, fi: FileIndex) -> str | None:
+    """``nn.Parameter(torch.zeros(1, num_patches, dim))`` (or ``torch.randn(...) * .02``): the tag
+    ``pshape:<rank>:<dims that are not a literal 1>`` (dims that do not broadcast)."""
+    if not call.args:
+        return None
+    inner = call.args[0].value
+    while isinstance(inner, cst.BinaryOperation):
+        inner = inner.left
+    if not isinstance(inner, cst.Call) or fi.qualify(inner.func) not in _SHAPE_FACTORIES:
+        return None
+    dims = [a.value for a in inner.args if a.keyword is None and not a.star]
+    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in dims[0].elements):
+            return None
+        dims = [e.value for e in dims[0].elements]
+    if not dims or any(a.star == "*" for a in inner.args):
+        return None
+    non1 = [str(i) for i, d in enumerate(dims) if not (isinstance(d, cst.Integer) and d.value == "1")]
+    return f"pshape:{len(dims)}:{','.join(non1)}"
+
+
+_SHAPE_FACTORIES = {"torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.empty", "torch.Tensor", "torch.FloatTensor"}
+
+
+def layer_fixed_axis(qual: str) -> int | None:
+    """The output dim a torch.nn layer fixes: channels (dim 1) of a conv or norm, features (the last
+    dim) of a linear, layer norm or embedding."""
+    name = qual.rsplit(".", 1)[-1]
+    return 1 if name in _CHANNEL_LAYERS else -1 if name in _FEATURE_LAYERS else None
+
+
+def declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
+    for tag in t.tags:
+        if tag.startswith("dims:"):
+            _, rank, dims = tag.split(":")
+            return (None if rank == "?" else int(rank)), frozenset(int(d) for d in dims.split(",") if d)
+    return None
+
+
+def declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | None:
+    """``t.shape[axis]`` of a tensor with declared dims: a constant for a static dim, a shape
+    marked ``declared_dim`` for a dynamic one; a constant for a dim a layer fixed (``fixed:1`` after a
+    conv, ``fixed:-1`` after a linear layer; ``count``: the number of dims unpacked, if known); None
+    when nothing says."""
+    if axis is not None:
+        fixed = {int(tag[6:]) for tag in t.tags if tag.startswith("fixed:")}
+        if axis in fixed or (count is not None and axis - count in fixed):
+            return const()
+    declared = declared_dims(t)
+    if declared is None or axis is None:
+        return None
+    rank, dyn = declared
+    if axis < 0:
+        if rank is None:
+            return None
+        axis += rank
+    return kind(SHAPE, "declared_dim", prov=t.prov) if axis in dyn else const()
+
+
+def shape_seq_of(t: Val) -> Val:
+    declared = declared_dims(t)
+    if declared is not None and declared[0] is not None:
+        items = tuple(declared_axis(t, i) or UNKNOWN for i in range(declared[0]))
+        k = SHAPE if declared[1] else CONST
+        tags = frozenset({"shape_seq"}) | {x for x in t.tags if x.startswith("dims:")}
+        return tuple_of(list(items)).with_(kinds=frozenset({SEQ, k}), tags=tags)
+    k = size_kind(t)
+    prov = t.prov if k != CONST else ()
+    tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
+    tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:")))
+    return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
+
+
+def literal_axis(node: cst.BaseExpression) -> int | None:
+    """The literal axis of ``x.shape[i]`` / ``x.size(i)``."""
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def with_data_shape(v: Val) -> Val:
+    if v.is_tensor:
+        return v.with_(tags=v.tags | {"dds_shape"})
+    if v.elem is not None or v.items is not None:
+        return v.with_(
+            elem=with_data_shape(v.elem) if v.elem is not None else None,
+            items=tuple(with_data_shape(i) for i in v.items) if v.items is not None else None,
+        )
+    return v
+
+
+def split_parts(name: str, sizes: "Val | None", prov: tuple[Step, ...]) -> Val:
+    """The tensors of a tuple-returning op; `torch.split(x, counts)` with counts read from data
+    (`image_sizes.tolist()`) gives parts whose size depends on data."""
+    part = kind(TENSOR, prov=prov)
+    if name in ("split", "split_with_sizes", "tensor_split") and sizes is not None and sizes.contains(lambda v: v.is_dds):
+        part = part.with_(tags=part.tags | {"dds_shape"})
+    return seq_of(part, "tensor_seq")

@@ -54,12 +54,18 @@ class _Dispatcher:
         ctx = self._contexts.get(id(file))
         if ctx is None:
             ctx = self._contexts[id(file)] = RuleContext(file, self.target, self.plan)
-        bypass = precomputed_bypass(frame.func.node) or frame.bypass
+        # A helper with a precompute hook (it returns `kwargs["position_ids"]` when given) is the eager
+        # fallback of a library whose export path fills the hook: info.  Code that computes an optional
+        # input's default (`if position_ids is None: ...`) is what a plain export runs: same severity,
+        # with the pass-it-in fix.
+        hooked = precomputed_bypass(frame.func.node)
+        bypass = hooked or frame.bypass
         for rule in rules:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
-                if bypass is not None:
+                if hooked is not None:
                     finding.severity = Severity.INFO
+                if bypass is not None:
                     finding.hint += (
                         f"; or precompute `{bypass}` outside the graph and pass it in: this code only runs when it is "
                         "not given (exporters that know the model, such as transformers', do that), so only an export "

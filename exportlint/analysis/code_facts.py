@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import libcst as cst
 
@@ -19,6 +19,25 @@ from exportlint.diagnostics import Target
 
 if TYPE_CHECKING:
     from exportlint.analysis.dataflow import Frame
+
+
+class NodeMemo:
+    """Results keyed by a syntax node's identity, bounded: an id can be reused once a tree is freed,
+    and the language server lints for hours."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.store: dict[int, tuple[cst.CSTNode, Any]] = {}
+        self.limit = limit
+
+    def get(self, node: cst.CSTNode, compute: Callable[[], Any]) -> Any:
+        hit = self.store.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        value = compute()
+        if len(self.store) > self.limit:
+            self.store.clear()
+        self.store[id(node)] = (node, value)
+        return value
 
 
 # Modules that are never export roots: losses, criteria, matchers and assigners (training code).
@@ -105,7 +124,15 @@ def is_inert(node: cst.If) -> bool:
 _HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
 
 
+_FILLS = NodeMemo()
+
+
 def fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
+    """Cached :func:`_fills_optional_input` (asked at every `if` the dataflow runs)."""
+    return _FILLS.get(node, lambda: _fills_optional_input(node, fn))
+
+
+def _fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
     """`if position_ids is None: ... position_ids = self.get_rope_index(...)`: the arm computes the
     default of an optional input (a parameter of ``fn`` defaulting to None) with a helper
     (`get_*`, `compute_*`, `build_*`, `prepare_*`, ...) that callers, and the exporters of libraries
@@ -141,7 +168,15 @@ def fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
     return name if v.found else None
 
 
+_BYPASS = NodeMemo()
+
+
 def precomputed_bypass(fn: cst.CSTNode) -> str | None:
+    """Cached :func:`_precomputed_bypass` (asked for every event the dataflow emits)."""
+    return _BYPASS.get(fn, lambda: _precomputed_bypass(fn))
+
+
+def _precomputed_bypass(fn: cst.CSTNode) -> str | None:
     """The key of a value the caller can hand in precomputed, when the function starts by returning
     it (transformers' vision helpers: `if kwargs is not None and (ids := kwargs.pop("position_ids",
     None)) is not None: return ids`): the rest of the function is the eager fallback, which an
@@ -183,7 +218,7 @@ def precomputed_bypass(fn: cst.CSTNode) -> str | None:
     return None
 
 
-_CHECK_FUNCTIONS: dict[int, tuple[cst.CSTNode, bool]] = {}
+_CHECK_FUNCTIONS = NodeMemo()
 
 
 _MUTATING_METHODS = {"append", "extend", "insert", "update", "pop", "popitem", "setdefault", "clear", "remove", "add",
@@ -197,10 +232,10 @@ def is_check_function(fn: cst.CSTNode) -> bool:
     `torch_compilable_check`, `warn_if_padding_and_no_attention_mask`)."""
     if not isinstance(fn, cst.FunctionDef):
         return False
-    hit = _CHECK_FUNCTIONS.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        return hit[1]
+    return _CHECK_FUNCTIONS.get(fn, lambda: _only_validates(fn))
 
+
+def _only_validates(fn: cst.FunctionDef) -> bool:
     class V(cst.CSTVisitor):
         pure = True
 
@@ -238,7 +273,6 @@ def is_check_function(fn: cst.CSTNode) -> bool:
 
     v = V()
     fn.body.visit(v)
-    _CHECK_FUNCTIONS[id(fn)] = (fn, v.pure)
     return v.pure
 
 

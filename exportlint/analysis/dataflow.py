@@ -19,6 +19,7 @@ import libcst as cst
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
+    NodeMemo,
     body_statements,
     fills_optional_input,
     ends_in_failure,
@@ -1775,14 +1776,13 @@ TENSOR_EVIDENCE = api.TENSOR_ONLY_METHODS | {
     "index_copy", "take_along_dim", "stride", "is_contiguous", "log1p", "expm1", "clip", "new_full",
     "chunk", "half", "bfloat16", "argsort", "all", "any",
 }
-_EVIDENCE_CACHE: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+_EVIDENCE = NodeMemo()
 
 
 def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
     """Names of ``fn``'s body used as tensors: ``name.<tensor-only attribute>``."""
-    key = id(fn)
-    cached = _EVIDENCE_CACHE.get(key)
-    if cached is None or cached[0] is not fn:  # (an id can be reused once a tree is freed)
+
+    def compute() -> frozenset[str]:
         found: set[str] = set()
 
         class V(cst.CSTVisitor):
@@ -1794,10 +1794,9 @@ def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
                 return node is fn
 
         fn.visit(V())
-        if len(_EVIDENCE_CACHE) > 4096:
-            _EVIDENCE_CACHE.clear()
-        cached = _EVIDENCE_CACHE[key] = (fn, frozenset(found))
-    return cached[1]
+        return frozenset(found)
+
+    return _EVIDENCE.get(fn, compute)
 
 
 # ====================================================================== self attributes

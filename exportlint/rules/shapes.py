@@ -154,7 +154,8 @@ class TensorSizeArg(Rule):
         bad = [v for v in parts if v.is_definite_tensor and not (ctx.trace and v.has("from_sizes"))]
         if not bad:
             return
-        if all(v.has("from_sizes") for v in bad):
+        from_sizes = all(v.has("from_sizes") for v in bad)
+        if from_sizes:
             # measured on Longformer (bench_zoo): torch.export reads the tensor back as an unbacked size;
             # its `_chunk` view then fails ("Could not guard on data-dependent expression 4*u1 < 8"), other
             # uses export (audit round 5)
@@ -165,8 +166,15 @@ class TensorSizeArg(Rule):
             hint = "compute it with integer arithmetic on the sizes (`seq_len // (2 * w)` instead of `torch.div(...)`)"
         else:
             message = f"tensor `{ctx.code(e.node)}` is passed as `{e.param}` of `{e.op}`"
+            if e.param != "scale_factor":
+                message += ": the output's size now depends on data (fine while nothing reads it back into Python)"
             hint = "pass Python numbers computed from `x.shape` (e.g. `size=(h * 2, w * 2)`) instead of tensors"
-        yield self.finding(ctx, e.node, message, hint, *bad)
+        # Measured (rule doc): every exporter handles a tensor size in the call itself; what breaks is a
+        # later Python use of the resulting shape (reported there, EXL020 / EXL021) - info.  A tensor
+        # `scale_factor` is rejected (TypeError), and a size tensor computed from sizes failed
+        # Longformer's export at the call (bench_zoo): the rule's default.
+        severity = None if e.param == "scale_factor" or from_sizes else Severity.INFO
+        yield self.finding(ctx, e.node, message, hint, *bad, severity=severity)
 
 
 class ShapeSpecialisation(Rule):

@@ -65,6 +65,9 @@ class _Dispatcher:
                 finding.top = top_statement(frame)
                 if hooked is not None:
                     finding.severity = Severity.INFO
+                if frame.gate is not None:
+                    finding.severity = Severity.INFO
+                    finding.hint += f"; this code only runs with a non-default {frame.gate}"
                 if bypass is not None:
                     finding.hint += (
                         f"; or precompute `{bypass}` outside the graph and pass it in: this code only runs when it is "

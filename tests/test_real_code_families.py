@@ -1115,3 +1115,72 @@ def test_findings_where_an_optional_input_gets_its_default_from_a_helper_name_th
     assert set(got) == {4, 15} and all(d.severity is Severity.WARNING for d in got.values())
     assert "precompute `position_ids`" in got[4].hint  # a plain export runs it: same severity, with the fix
     assert "precompute" not in got[15].hint  # the model's own encoder is not a helper
+
+
+def test_code_only_a_non_default_constructor_setting_runs_is_info_in_library_code():
+    src = """
+    class CrossScale(nn.Module):
+        def __init__(self, crop_scale: bool = False, grid_type: str = "pixel", use_pos: bool = True):
+            super().__init__()
+            self.crop_scale = crop_scale
+            self.grid_type = grid_type
+            self.use_pos = use_pos
+
+        def forward(self, x):
+            H, W = x.shape[-2:]
+            if self.crop_scale:
+                x = x[..., int(round((H - 8) / 2.)):, :]
+            if self.grid_type == "centered":
+                x = x * float(H)
+            if not self.use_pos:
+                x = x * int(W)
+            if self.grid_type == "pixel":
+                x = x * int(H)
+            return x
+    """
+    got = {d.line - 3: d.severity for d in lint(src) if d.code == "EXL042"}
+    assert got == {12: Severity.INFO, 14: Severity.INFO, 16: Severity.INFO, 18: Severity.WARNING}
+    hint = [d.hint for d in lint(src) if d.line - 3 == 12][0]
+    assert "non-default `crop_scale` (default False)" in hint
+
+
+def test_a_constructor_setting_passed_to_a_helper_still_gates_the_helpers_arm():
+    # CrossViT: `scale_image(x, ss, self.crop_scale)` with `crop_scale=False` by default
+    src = """
+    def scale_image(x, ss, crop_scale: bool = False):
+        H, W = x.shape[-2:]
+        if crop_scale and ss[0] <= H:
+            cu = int(round((H - ss[0]) / 2.))
+            x = x[:, :, cu:cu + ss[0]]
+        return x
+
+    class CrossVit(nn.Module):
+        def __init__(self, crop_scale: bool = False):
+            super().__init__()
+            self.crop_scale = crop_scale
+
+        def forward(self, x):
+            return scale_image(x, (8, 8), self.crop_scale)
+    """
+    got = [d for d in lint(src) if d.code == "EXL042"]
+    assert got and all(d.severity is Severity.INFO and "`crop_scale` (default False)" in d.hint for d in got)
+
+
+def test_a_precompute_hook_that_pops_two_keys_inside_an_if_is_recognised():
+    src = """
+    def window_index(grid_thw, kwargs=None):
+        if kwargs is not None:
+            index = kwargs.pop("window_index", None)
+            seqlens = kwargs.pop("cu_window_seqlens", None)
+            if index is not None and seqlens is not None:
+                return index, seqlens
+        out = [torch.arange(int(h) * int(w)) for t, h, w in grid_thw.tolist()]
+        return torch.cat(out), None
+
+    class Vision(nn.Module):
+        def forward(self, x, grid_thw, **kwargs):
+            index, _ = window_index(grid_thw, kwargs)
+            return x[index]
+    """
+    got = [d for d in lint(src) if d.line - 3 == 8]
+    assert got and all(d.severity is Severity.INFO and "`window_index / cu_window_seqlens`" in d.hint for d in got)

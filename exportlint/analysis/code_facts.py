@@ -7,6 +7,7 @@ The dataflow (``dataflow.py``) asks; nothing here knows about tensors or shapes.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
@@ -124,6 +125,82 @@ def is_inert(node: cst.If) -> bool:
 _HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
 
 
+def config_gate(
+    test: cst.BaseExpression, setting: "Callable[[cst.BaseExpression], tuple[str, object] | None]", negated: bool = False
+) -> str | None:
+    """`if self.crop_scale:` where `__init__(..., crop_scale=False)` does `self.crop_scale = crop_scale`
+    (or `if crop_scale:` of a parameter that received it): the arm runs only with a non-default
+    configuration.  ``setting`` says which constructor setting (parameter, default) an operand is,
+    if any.  A description of the gate (for the finding's hint), or None.  Through `and` (every
+    conjunct must hold), `not`, `==` / `!=` / `in` against literals; ``negated``: for the `else` arm."""
+    if isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.And) and not negated:
+            return config_gate(test.left, setting) or config_gate(test.right, setting)
+        return None
+    negate = negated
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negate = test.expression, True
+    compare = None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        compare = test.comparisons[0]
+        test = test.left
+    found = setting(test)
+    if found is None:
+        return None
+    param, default = found
+    if compare is not None:
+        ok, value = _literal(compare.comparator)
+        if not ok:
+            return None
+        op = compare.operator
+        if isinstance(op, cst.Equal):
+            holds = default == value
+        elif isinstance(op, cst.NotEqual):
+            holds = default != value
+        elif isinstance(op, cst.In) and isinstance(value, (tuple, list, set)):
+            holds = default in value
+        elif isinstance(op, cst.NotIn) and isinstance(value, (tuple, list, set)):
+            holds = default not in value
+        else:
+            return None
+    else:
+        holds = bool(default)
+    if negate:
+        holds = not holds
+    return None if holds else f"`{param}` (default {default!r})"
+
+
+def _literal(node: cst.BaseExpression) -> tuple[bool, object]:
+    """(True, value) of a literal expression (`False`, `'centered'`, `(1, 2)`), else (False, None)."""
+    try:
+        return True, ast.literal_eval(cst.Module([]).code_for_node(node))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False, None
+
+
+def constructor_default(cls: "ClassInfo", attr: str) -> tuple[str, object] | None:
+    """(parameter, literal default) when `self.<attr>` is only ever set to an `__init__` parameter."""
+    for c in cls.iter_mro():
+        if c.file is not cls.file and not c.loaded:
+            return None
+        c.scan_attrs()
+        exprs = c.attr_exprs.get(attr)
+        if not exprs:
+            continue
+        if len(exprs) != 1 or not isinstance(exprs[0], cst.Name):
+            return None
+        init = c.methods.get("__init__")
+        if init is None:
+            return None
+        params = list(init.params.params) + list(init.params.kwonly_params)
+        for p in params:
+            if p.name.value == exprs[0].value and p.default is not None:
+                ok, value = _literal(p.default)
+                return (p.name.value, value) if ok else None
+        return None
+    return None
+
+
 _FILLS = NodeMemo()
 
 
@@ -192,30 +269,42 @@ def _precomputed_bypass(fn: cst.CSTNode) -> str | None:
             return key if isinstance(key, str) else None
         return None
 
-    for stmt in body_statements(fn.body)[:4]:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    key = key_of(small.value)
-                    if key is not None:
-                        popped[small.targets[0].target.value] = key
-            continue
-        if not isinstance(stmt, cst.If):
-            continue
+    class Walrus(cst.CSTVisitor):
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            key = key_of(n.value)
+            if key is not None and isinstance(n.target, cst.Name):
+                popped[n.target.value] = key
 
-        class Walrus(cst.CSTVisitor):
-            def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-                key = key_of(n.value)
-                if key is not None and isinstance(n.target, cst.Name):
-                    popped[n.target.value] = key
+    def returned_keys(ret: cst.BaseExpression | None) -> list[str]:
+        names = [e.value for e in ret.elements] if isinstance(ret, cst.Tuple) else [ret]
+        keys = [popped.get(n.value) for n in names if isinstance(n, cst.Name)]
+        return [k for k in keys if k] if len(keys) == len(names) and all(keys) else []
 
-        stmt.test.visit(Walrus())
-        body = body_statements(stmt.body)
-        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
-            ret = body[0].body[0]
-            if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Name) and ret.value.value in popped:
-                return popped[ret.value.value]
-    return None
+    def scan(stmts: list, depth: int) -> str | None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                        key = key_of(small.value)
+                        if key is not None:
+                            popped[small.targets[0].target.value] = key
+                continue
+            if not isinstance(stmt, cst.If):
+                continue
+            stmt.test.visit(Walrus())
+            body = body_statements(stmt.body)
+            if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+                ret = body[0].body[0]
+                keys = returned_keys(ret.value) if isinstance(ret, cst.Return) else []
+                if keys:
+                    return " / ".join(keys)
+            if depth < 1:  # `if kwargs is not None: a = kwargs.pop("a"); ... if a is not None: return a`
+                found = scan(body, depth + 1)
+                if found:
+                    return found
+        return None
+
+    return scan(body_statements(fn.body)[:4], 0)
 
 
 _CHECK_FUNCTIONS = NodeMemo()

@@ -11,6 +11,8 @@ never interpreted.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -21,6 +23,8 @@ from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     NodeMemo,
     body_statements,
+    config_gate,
+    constructor_default,
     fills_optional_input,
     ends_in_failure,
     fills_default,
@@ -140,6 +144,8 @@ class Frame:
     loop_exits: list[list[dict[str, Val]]] = field(default_factory=list)
     # The input a caller can pass precomputed to skip this code (see code_facts.fills_optional_input)
     bypass: str | None = None
+    # The non-default constructor setting this code needs (see code_facts.config_gate)
+    gate: str | None = None
 
     @property
     def cls(self) -> ClassInfo | None:
@@ -176,8 +182,9 @@ class Interpreter:
         self.deciding: dict[int, cst.BaseExpression] = {}
         self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
-        # Optional inputs whose default is being computed (`if position_ids is None: position_ids = ...`)
-        self.bypass_stack: list[str] = []
+        # (bypass, gate) of the arms being analysed: see Frame
+        self.context_stack: list[tuple[str | None, str | None]] = []
+        self.library_mode = False  # every Module is a root (no export call names them)
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -185,6 +192,7 @@ class Interpreter:
         that other modules of the file build as submodules are analyzed through those calls first,
         with the arguments their callers really pass (``blk(x, H, W)`` with shapes ``H``, ``W``);
         only the ones no caller reached are analyzed on their own, with tensor inputs."""
+        self.library_mode = entries is None
         if entries is None:
             modules = [
                 c for c in self.file.classes.values()
@@ -220,8 +228,8 @@ class Interpreter:
         self.active.add(key)
         self.depth += 1
         try:
-            frame = Frame(ref.file, ref, dict(params), parent=ref.closure,
-                          bypass=self.bypass_stack[-1] if self.bypass_stack else None)
+            bypass, gate = self.context_stack[-1] if self.context_stack else (None, None)
+            frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate)
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
             else:
@@ -359,16 +367,10 @@ class Interpreter:
         if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
-            outer, frame.bypass = frame.bypass, filled or frame.bypass
-            if filled:
-                self.bypass_stack.append(filled)
-            try:
+            gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
+            with self._context(frame, filled, gate):
                 if self.block(body_statements(node.body), frame):
                     outs.append(frame.env)
-            finally:
-                frame.bypass = outer
-                if filled:
-                    self.bypass_stack.pop()
         frame.env = dict(before)
         if truth is not True:
             frame.env.update(when_false)
@@ -376,8 +378,10 @@ class Interpreter:
                 if self.s_If(node.orelse, frame, is_elif=True):
                     outs.append(frame.env)
             elif isinstance(node.orelse, cst.Else):
-                if self.block(body_statements(node.orelse.body), frame):
-                    outs.append(frame.env)
+                gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
+                with self._context(frame, None, gate):
+                    if self.block(body_statements(node.orelse.body), frame):
+                        outs.append(frame.env)
             else:
                 outs.append(frame.env)
         if not outs:
@@ -385,6 +389,36 @@ class Interpreter:
             return False
         frame.env = _join_envs(outs)
         return True
+
+    def _setting(self, frame: Frame) -> Callable[[cst.BaseExpression], "tuple[str, object] | None"]:
+        """Which constructor setting an operand of a test is (`self.crop_scale`, or a parameter that
+        received it), with its default: read from the value's ``config:`` tag, without re-evaluating."""
+
+        def setting(expr: cst.BaseExpression) -> "tuple[str, object] | None":
+            name = dotted(expr)
+            value = frame.lookup(name) if name is not None else None
+            if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
+                value = self.self_attribute(frame.cls, expr.attr.value, frame)
+            for tag in value.tags if value is not None else ():
+                if tag.startswith("config:"):
+                    param, _, default = tag[len("config:"):].partition("=")
+                    return param, ast.literal_eval(default)
+            return None
+
+        return setting
+
+    @contextlib.contextmanager
+    def _context(self, frame: Frame, bypass: str | None, gate: str | None) -> Iterator[None]:
+        """While an arm runs: the optional input it computes (``bypass``), the non-default
+        configuration it needs (``gate``); frames of the calls it makes inherit them."""
+        saved = frame.bypass, frame.gate
+        frame.bypass, frame.gate = bypass or frame.bypass, gate or frame.gate
+        self.context_stack.append((frame.bypass, frame.gate))
+        try:
+            yield
+        finally:
+            self.context_stack.pop()
+            frame.bypass, frame.gate = saved
 
     def s_While(self, node: cst.While, frame: Frame) -> bool:
         return self._loop(node, frame, lambda: self._while_head(node, frame))
@@ -806,7 +840,11 @@ class Interpreter:
             return Val(ref=ref)
         key = (id(cls), attr)
         if key not in self._attr_cache:
-            self._attr_cache[key] = _class_attribute(cls, attr, self)
+            value = _class_attribute(cls, attr, self)
+            setting = constructor_default(cls, attr) if value.kinds == {CONST} else None
+            if setting is not None:  # `self.crop_scale = crop_scale` of `__init__(..., crop_scale=False)`
+                value = value.with_(tags=value.tags | {f"config:{setting[0]}={setting[1]!r}"})
+            self._attr_cache[key] = value
         return self._attr_cache[key]
 
     # -- subscripts

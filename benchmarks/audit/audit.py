@@ -3,6 +3,7 @@ judged by hand, and the per-code precision it gives.
 
     python benchmarks/audit/audit.py sample [--per-code 12] [--seed 7] [--round NAME]
     python benchmarks/audit/audit.py score [--round NAME]
+    python benchmarks/audit/audit.py recheck [--round NAME ...]
 
 ``sample`` lints the sources of the timm 1.0.31, transformers 5.23.0 and torchvision 0.29.1 wheels
 (downloaded once with ``pip download --no-deps`` into ``$EXPORTLINT_BENCH_CACHE``, shared with
@@ -142,6 +143,34 @@ def score(round_dir: Path) -> None:
     print(text)
 
 
+def recheck(round_dirs: list[Path], target: str) -> None:
+    """Lint the packages with the current code and say, for each judged round, which judged findings
+    it still reports unchanged (same place, code and severity), changed severity, or no longer
+    reports, and the precision of the unchanged ones (nothing is re-judged)."""
+    roots = _roots()
+    current: dict[tuple[str, int, str], str] = {}
+    for f in _lint(roots, target):
+        rel = _relative(f["path"], roots)
+        if rel is not None:
+            current[(rel[1], f["line"], f["code"])] = f["severity"]
+    print("| round | judged | unchanged | true of unchanged | precision | severity changed | no longer reported (true / false / debatable) |")
+    print("|---|---|---|---|---|---|---|")
+    for round_dir in round_dirs:
+        found = {d["id"]: d for d in map(json.loads, (round_dir / "sample.jsonl").read_text().splitlines())}
+        verdicts = [json.loads(line) for line in (round_dir / "judged.jsonl").read_text().splitlines()]
+        states: collections.Counter = collections.Counter()
+        for v in verdicts:
+            f = found[v["id"]]
+            now = current.get((f["path"], f["line"], f["code"]))
+            state = "gone" if now is None else "same" if now == f["severity"] else "changed"
+            states[(state, v["verdict"])] += 1
+        same = sum(n for (state, _), n in states.items() if state == "same")
+        true = states[("same", "true")]
+        gone = "/".join(str(states[("gone", k)]) for k in ("true", "false", "debatable"))
+        changed = sum(n for (state, _), n in states.items() if state == "changed")
+        print(f"| {round_dir.name} | {len(verdicts)} | {same} | {true} | {true / same if same else 0:.2f} | {changed} | {gone} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -152,12 +181,16 @@ def main() -> None:
     s.add_argument("--target", default="export", choices=["export", "trace"])
     c = sub.add_parser("score")
     c.add_argument("--round", default="current")
+    r = sub.add_parser("recheck", help="judged findings the current code still reports unchanged")
+    r.add_argument("--round", nargs="+", default=["round5", "round6", "round7"])
+    r.add_argument("--target", default="export", choices=["export", "trace"])
     args = ap.parse_args()
-    round_dir = HERE / args.round
     if args.cmd == "sample":
-        sample(args.per_code, args.seed, round_dir, args.target)
+        sample(args.per_code, args.seed, HERE / args.round, args.target)
+    elif args.cmd == "recheck":
+        recheck([HERE / name for name in args.round], args.target)
     else:
-        score(round_dir)
+        score(HERE / args.round)
 
 
 if __name__ == "__main__":

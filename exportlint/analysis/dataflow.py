@@ -26,6 +26,7 @@ from exportlint.analysis.code_facts import (
     config_gate,
     constructor_default,
     fills_optional_input,
+    precomputed_bypass,
     ends_in_failure,
     fills_default,
     forward_replaced,
@@ -142,7 +143,8 @@ class Frame:
     nested: list[FuncRef] = field(default_factory=list)
     called_nested: set[int] = field(default_factory=set)
     loop_exits: list[list[dict[str, Val]]] = field(default_factory=list)
-    # The input a caller can pass precomputed to skip this code (see code_facts.fills_optional_input)
+    # The input a caller can pass precomputed to skip this code (code_facts.fills_optional_input,
+    # code_facts.precomputed_bypass): a model's export path that passes it never runs it
     bypass: str | None = None
     # The non-default constructor setting this code needs (see code_facts.config_gate)
     gate: str | None = None
@@ -229,6 +231,8 @@ class Interpreter:
         self.depth += 1
         try:
             bypass, gate = self.context_stack[-1] if self.context_stack else (None, None)
+            # a helper with a precompute hook (`kwargs.pop("position_ids")`) is bypassed as a whole
+            bypass = precomputed_bypass(ref.node) or bypass
             frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate)
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
@@ -764,7 +768,10 @@ class Interpreter:
 
     # -- comprehensions
     def _comprehension(self, node: cst.BaseComp, frame: Frame, elt: Callable[[Frame], Val]) -> Val:
-        inner = Frame(frame.file, frame.func, {}, parent=frame, nested=frame.nested, called_nested=frame.called_nested)
+        inner = Frame(
+            frame.file, frame.func, {}, parent=frame, nested=frame.nested, called_nested=frame.called_nested,
+            bypass=frame.bypass, gate=frame.gate,
+        )
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             element = self.iterate(comp.iter, inner, comp, "comprehension")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from exportlint.analysis import torchapi as api
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.values import CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, const, kind, seq_of, tuple_of
 
@@ -87,7 +88,8 @@ def param_shape_tag(call: cst.Call, fi: FileIndex) -> str | None:
     return f"pshape:{len(dims)}:{','.join(non1)}"
 
 
-_SHAPE_FACTORIES = {"torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.empty", "torch.Tensor", "torch.FloatTensor"}
+# Factories whose positional arguments are all sizes (torch.zeros(1, n, d)), and the legacy constructors.
+_SHAPE_FACTORIES = {q for q, (positions, _) in api.SIZE_FUNCS.items() if positions == "all"} | {"torch.Tensor", "torch.FloatTensor"}
 
 
 def layer_fixed_axis(qual: str) -> int | None:

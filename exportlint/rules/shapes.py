@@ -226,8 +226,9 @@ class ShapeSpecialisation(Rule):
         )
 
     def _float_size(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:
-        floats = [v for v in [e.value] + list(e.elements) if v.is_shape and not v.is_data and v.has("float")]
-        converted = [v for v in [e.value] + list(e.elements) if v.has("specialised_float")]
+        parts = _size_parts(e)
+        floats = [v for v in parts if v.is_shape and not v.is_data and v.has("float")]
+        converted = [v for v in parts if v.has("specialised_float")]
         if not floats and not ctx.trace and e.param == "scale_factor" and converted:
             # `scale_factor=(float(w0) / sqrt_N, ...)`: the conversion is reported where it happens (a
             # warning by itself, p10e); reaching a scale factor it pins the program (p04) and the ONNX
@@ -283,7 +284,7 @@ def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:
     if e.form in ("int()", "float()") and e.value.has("float") and not e.value.has("root"):
         return None  # `int(h / 2)`: silent in ONNX dynamo and jit.trace (p05); `float(w0 + 0.1)` (p04b)
     if pair is None:
-        return None  # `float(h)`, `math.sqrt(n)`, numpy: silent or failing in ONNX dynamo / jit.trace
+        return None  # `math.sqrt(n)`, numpy: silent or failing in ONNX dynamo / jit.trace
     # `int(h)`, `int(n ** 0.5)` (ONNX dynamo keeps it, p09b), `len(t)`, `range(h)`, `round()`
     return pair[1] if ctx.trace else pair[0]
 

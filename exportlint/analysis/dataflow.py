@@ -1234,7 +1234,7 @@ class Interpreter:
         if last in api.BOOL_FUNCS:
             return kind(TENSOR, "bool", prov=prov)
         tensors = [v for v in args.all() if v.is_tensor]
-        if not tensors and any(v.is_shape for v in args.all()) and not any(v.is_dds for v in args.all()):
+        if not tensors and qual not in api.FACTORY_FUNCS and any(v.is_shape for v in args.all()) and not any(v.is_dds for v in args.all()):
             # `torch.div(seq_len, w, rounding_mode="trunc")`: a 0-d tensor computed from sizes only; the
             # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
             return kind(TENSOR, "scalar", "from_sizes", prov=prov)

@@ -193,6 +193,12 @@ SIZE_FUNCS: dict[str, tuple[object, tuple[str, ...]]] = {
     "torch.full": ((0,), ("size",)),
     "torch.broadcast_to": ((1,), ("size",)),
 }
+# Functions that build a new tensor of a given size from sizes only: `torch.arange(batch_size)` is a
+# 1-D tensor, not a 0-d value computed from sizes (like `torch.div(seq_len, w)`).
+FACTORY_FUNCS = {
+    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.full", "torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.eye", "torch.randint", "torch.randperm",
+    "torch.empty_strided", "torch.tril_indices", "torch.triu_indices",
+}
 SIZE_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {
     "view": ("all", ("size",)),
     "reshape": ("all", ("shape",)),

@@ -179,6 +179,12 @@ def test_dinov2_scale_factor_is_pinned_by_torch_export_even_with_dim_dynamic():
         ep.module()(*_b(probe))
 
 
+def test_a_float_scale_factor_from_sizes_follows_the_size_only_with_recompute_scale_factor():
+    # EXL042 reports a float `scale_factor` from sizes unless the call recomputes the size from it
+    assert _outcome(_export(_probe("p03d")).module(), _probe("p03d")) == "match"
+    assert _outcome(_export(_probe("p03e")).module(), _probe("p03e")) == "raise"
+
+
 def test_dinov2_size_fix_traces_and_exports_correctly():
     probe = _probe("p04f")
     traced, _ = _trace(probe)

@@ -1280,3 +1280,18 @@ def test_a_store_indexed_by_an_arange_of_a_size_is_a_scatter_not_a_data_bound():
     """
     reported = [d for d in lint(src) if d.code == "EXL030"]
     assert [(d.line, d.message) for d in reported] == [(12, "slice bound `n` is a 0-d tensor computed from sizes")]
+
+
+def test_a_scale_factor_from_sizes_with_recompute_scale_factor_keeps_the_size_symbolic():
+    # torchvision's `_resize_image_and_masks`: exports with dynamic H/W and matches eager (probed)
+    src = """
+    class Resize(nn.Module):
+        def forward(self, image):
+            im_shape = image.shape[-2:]
+            scale = min(800 / min(im_shape), 1333 / max(im_shape))
+            a = F.interpolate(image[None], scale_factor=scale, mode="bilinear", recompute_scale_factor=True)
+            b = F.interpolate(image[None], scale_factor=scale, mode="bilinear")
+            return a, b
+    """
+    assert [(line, c) for line, c in codes(src) if c == "EXL042"] == [(7, "EXL042")]
+    assert [(line, c) for line, c in codes(src, "trace") if c == "EXL042"] == [(7, "EXL042")]  # p03d/p03e

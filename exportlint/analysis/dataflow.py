@@ -1432,7 +1432,12 @@ class Interpreter:
             positions, names = spec
             for param, value, arg_node in args.select(positions, names):
                 elements = list(value.items) if value.items is not None else ([value.elem] if value.elem is not None and not value.has("shape_seq") else [])
-                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements), frame)
+                recomputed = param == "scale_factor" and any(
+                    a.keyword is not None and a.keyword.value == "recompute_scale_factor"
+                    and not (isinstance(a.value, cst.Name) and a.value.value in ("None", "False"))
+                    for a in node.args
+                )
+                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements, recomputed), frame)
         sspec = None
         if qual is not None and qual.startswith("torch."):
             sspec = api.SLICE_FUNCS.get(qual[len("torch."):])

@@ -99,6 +99,9 @@ class SizeArg(Event):
     param: str
     value: Val  # the argument as a whole
     elements: list[Val]  # its elements when it is a tuple/list (or the starred sequence)
+    # the call passes `recompute_scale_factor` (not a literal None / False): the output size is then
+    # computed from the scale in Python, as a symbolic integer
+    recomputed: bool = False
 
 
 @dataclass

@@ -249,7 +249,10 @@ class ShapeSpecialisation(Rule):
                 *converted,
             )
             return
-        if not floats:
+        if not floats or e.recomputed:
+            # with `recompute_scale_factor=True` the output size is computed from the scale as an
+            # integer: every exporter followed other sizes (p03d, torchvision's `_resize_image_and_masks`,
+            # audit rounds 7-8); without it, they guard on the float or fail (p03e)
             return
         if ctx.trace:
             why = "under jit.trace sizes are traced tensors, so this is a tensor `scale_factor` (the trace fails or bakes it)"

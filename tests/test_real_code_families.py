@@ -1295,3 +1295,28 @@ def test_a_scale_factor_from_sizes_with_recompute_scale_factor_keeps_the_size_sy
     """
     assert [(line, c) for line, c in codes(src) if c == "EXL042"] == [(7, "EXL042")]
     assert [(line, c) for line, c in codes(src, "trace") if c == "EXL042"] == [(7, "EXL042")]  # p03d/p03e
+
+
+def test_an_item_that_is_checked_before_any_other_use_only_validates():
+    # Qwen2-Audio's `n_audio_tokens` (only in a check) and Reformer's `max_position_id` (bounded by
+    # checks, then a slice bound): both exported and matched eager (audit round 8); a check's own
+    # data-dependent-size op (UMT5's `unique_consecutive(...).numel() == 1`) changes no output
+    src = """
+    def torch_compilable_check(cond, msg):
+        torch._check(cond, lambda: msg)
+
+    class Merge(nn.Module):
+        def forward(self, input_ids, feats, position_ids, w):
+            n_tok = (input_ids == 3).sum().item()
+            torch_compilable_check(n_tok == feats.shape[0], f"tokens: {n_tok}")
+            m = position_ids.max().item()
+            torch._check(m >= 0)
+            torch._check(m < 64)
+            y = w[:m + 1]
+            k = input_ids.sum().item()
+            torch_compilable_check(torch.unique_consecutive(input_ids.sum(1)).numel() == 1, "same count")
+            return y, w[:k]
+    """
+    assert [(line, c) for line, c in codes(src) if c in ("EXL001", "EXL032")] == [(13, "EXL001")]
+    # jit.trace bakes the bounded `m` before any check: still reported; the check-only value is not
+    assert sorted((line, c) for line, c in codes(src, "trace") if c == "EXL001") == [(9, "EXL001"), (13, "EXL001")]

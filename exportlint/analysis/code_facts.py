@@ -105,6 +105,57 @@ def ends_in_failure(body: cst.BaseSuite) -> bool:
     return False
 
 
+def _is_check_call(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+    return name in api.CHECK_FUNCS or name in ("_assert", "_assert_async")
+
+
+_CHECKED_FIRST = NodeMemo()
+
+
+def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
+    """How `n = x.sum().item()` is used after it: "validates" when every use is inside a check's
+    arguments (`torch._check(n >= 0)`, transformers' `torch_compilable_check(n == m, f"... {n}")`), an
+    `assert` or a `raise` (Qwen2-Audio's `n_audio_tokens`); "bounded" when the first use is such a check
+    and later code reads it (Reformer's `max_position_id`, bounded and then a slice bound: exports,
+    audit round 8); else None."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    return _CHECKED_FIRST.get(assign, lambda: _checked_uses(assign, assign.targets[0].target.value, fn))
+
+
+def _checked_uses(assign: cst.Assign, name: str, fn: cst.CSTNode) -> str | None:
+    class V(cst.CSTVisitor):
+        seen = False  # past the assignment
+        uses: list[bool] = []  # per later load of `name`: inside a check
+        depth = 0  # inside a check call, an assert or a raise
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is assign:
+                self.seen = True
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not fn:
+                return False
+            if self.seen and (isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node)):
+                self.depth += 1
+            if self.seen and isinstance(node, cst.Name) and node.value == name:
+                self.uses.append(self.depth > 0)
+            return True
+
+        def on_leave(self, node: cst.CSTNode) -> None:
+            if self.seen and (isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node)):
+                self.depth -= 1
+
+    v = V()
+    v.uses = []
+    fn.visit(v)
+    if not v.uses or not v.uses[0]:
+        return None
+    return "validates" if all(v.uses) else "bounded"
+
+
 def is_guard(node: cst.If) -> bool:
     """`if <bad>: raise / warn / log` with no `else` doing work: a validation guard (torch.export
     turns it into a range constraint or a runtime assert; jit.trace drops it)."""

@@ -23,6 +23,7 @@ from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     NodeMemo,
     body_statements,
+    checked_before_use,
     config_gate,
     constructor_default,
     fills_optional_input,
@@ -184,6 +185,7 @@ class Interpreter:
         self.deciding: dict[int, cst.BaseExpression] = {}
         self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
+        self.bounding = 0  # > 0 while evaluating a value checked before any other use (export target)
         # (bypass, gate) of the arms being analysed: see Frame
         self.context_stack: list[tuple[str | None, str | None]] = []
         self.library_mode = False  # every Module is a root (no export call names them)
@@ -296,7 +298,18 @@ class Interpreter:
         return True
 
     def s_Assign(self, node: cst.Assign, frame: Frame) -> bool:
-        value = self.expr(node.value, frame)
+        # `n = x.sum().item()` then `torch._check(n == m)`: it only validates (both targets), or is bounded
+        # before use (torch.export keeps the bounds; jit.trace has baked the number already)
+        uses = checked_before_use(node, frame.func.node)
+        checked = uses == "validates"
+        bounded = uses == "bounded" and self.target is not Target.TRACE
+        self.checking += checked
+        self.bounding += bounded
+        try:
+            value = self.expr(node.value, frame)
+        finally:
+            self.checking -= checked
+            self.bounding -= bounded
         for t in node.targets:
             self.assign(t.target, value, frame, node, node.value)
         return True
@@ -892,7 +905,7 @@ class Interpreter:
             self.emit(ev.Index(node, base, bounds, indices, store), frame)
         result = self._subscript_value(base, node, bounds, index_vals)
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
-            self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base), frame)
+            self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base, self.checking > 0), frame)
             return with_data_shape(result)
         if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
             return with_data_shape(result)
@@ -1130,7 +1143,7 @@ class Interpreter:
 
     def library_data_shape(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
         """``torchvision.ops.nms(...)`` & co.: a tensor whose size depends on data."""
-        self.emit(ev.DataShapeOp(node, qual, args.positional[0] if args.positional else None), frame)
+        self.emit(ev.DataShapeOp(node, qual, args.positional[0] if args.positional else None, self.checking > 0), frame)
         return kind(TENSOR, "dds_shape", prov=args.prov())
 
     def predicate(self, qual: str) -> Val:
@@ -1197,7 +1210,7 @@ class Interpreter:
         if data_shape and args.positional and args.positional[0].has("const_tensor"):
             data_shape = False  # of a constant tensor: a constant
         if data_shape:
-            self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None), frame)
+            self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None, self.checking > 0), frame)
         if last == "repeat_interleave":
             if "repeats" in args.keywords:
                 repeats = args.keywords["repeats"]
@@ -1205,7 +1218,7 @@ class Interpreter:
                 repeats = args.positional[0] if len(args.positional) == 1 else args.get(1, "repeats")
             if repeats is not None and repeats.is_tensor:
                 data_shape = True
-                self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats), frame)
+                self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats, self.checking > 0), frame)
         result = self._torch_result(qual, last, args)
         if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")):
             return with_data_shape(result)
@@ -1351,7 +1364,7 @@ class Interpreter:
         self.emit(
             ev.MethodCall(
                 node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items,
-                checking=self.checking > 0,
+                checking=self.checking > 0 or (self.bounding > 0 and name == "item"),
             ),
             frame,
         )
@@ -1390,12 +1403,12 @@ class Interpreter:
         self._size_and_slice_args(node, None, name, args, frame)
         data_shape = name in api.DATA_SHAPE_OPS and not receiver.has("const_tensor")
         if data_shape:
-            self.emit(ev.DataShapeOp(node, f".{name}()", receiver), frame)
+            self.emit(ev.DataShapeOp(node, f".{name}()", receiver, self.checking > 0), frame)
         if name == "repeat_interleave":
             repeats = args.get(0, "repeats")
             if repeats is not None and repeats.is_tensor:
                 data_shape = True
-                self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats), frame)
+                self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats, self.checking > 0), frame)
         result = self._method_result(receiver, name, args)
         if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim

@@ -110,6 +110,7 @@ class DataShapeOp(Event):
 
     op: str
     operand: Val | None = None
+    checking: bool = False  # inside a check's arguments or an assert: its size changes no output
 
 
 @dataclass

@@ -1320,3 +1320,38 @@ def test_an_item_that_is_checked_before_any_other_use_only_validates():
     assert [(line, c) for line, c in codes(src) if c in ("EXL001", "EXL032")] == [(13, "EXL001")]
     # jit.trace bakes the bounded `m` before any check: still reported; the check-only value is not
     assert sorted((line, c) for line, c in codes(src, "trace") if c == "EXL001") == [(9, "EXL001"), (13, "EXL001")]
+
+
+def test_dims_the_default_settings_arm_fixes_stay_fixed_after_the_if():
+    # ConViT's shape: `if self.use_pos_embed: x = x + self.pos_embed` (default True) pins the token count
+    # its GPSA blocks read; with the implicit else the join used to lose it
+    src = """
+    class GPSA(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.rel_indices = None
+
+        def forward(self, x):
+            B, N, C = x.shape
+            if self.rel_indices is None or self.rel_indices.shape[1] != N:
+                self.rel_indices = int(N ** .5)
+            return x
+
+    class ConVit(nn.Module):
+        def __init__(self, num_patches=196, embed_dim=48, use_pos_embed: bool = USE):
+            super().__init__()
+            self.use_pos_embed = use_pos_embed
+            self.patch_embed = nn.Conv2d(3, embed_dim, 16, 16)
+            if self.use_pos_embed:
+                self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, embed_dim))
+            self.attn = GPSA(embed_dim)
+
+        def forward(self, x):
+            x = self.patch_embed(x).flatten(2).transpose(1, 2)
+            if self.use_pos_embed:
+                x = x + self.pos_embed
+            return self.attn(x)
+    """
+    assert found(src.replace("USE", "True")) & {"EXL022", "EXL042"} == set()
+    # the default off: the token count follows the image, and the blocks' reads of it are reported
+    assert found(src.replace("USE", "False")) >= {"EXL022", "EXL042"}

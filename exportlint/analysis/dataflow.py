@@ -396,30 +396,41 @@ class Interpreter:
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
+        gated: list[dict[str, Val]] = []  # arms only a non-default constructor setting takes
         if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
             gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
             with self._context(frame, filled, gate):
                 if self.block(body_statements(node.body), frame):
-                    outs.append(frame.env)
+                    (gated if gate else outs).append(frame.env)
         frame.env = dict(before)
         if truth is not True:
             frame.env.update(when_false)
             if isinstance(node.orelse, cst.If):
                 if self.s_If(node.orelse, frame, is_elif=True):
                     outs.append(frame.env)
-            elif isinstance(node.orelse, cst.Else):
-                gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
-                with self._context(frame, None, gate):
-                    if self.block(body_statements(node.orelse.body), frame):
-                        outs.append(frame.env)
             else:
-                outs.append(frame.env)
-        if not outs:
+                gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
+                if isinstance(node.orelse, cst.Else):
+                    with self._context(frame, None, gate):
+                        if self.block(body_statements(node.orelse.body), frame):
+                            (gated if gate else outs).append(frame.env)
+                else:
+                    (gated if gate else outs).append(frame.env)
+        if not outs and not gated:
             frame.env = before
             return False
-        frame.env = _join_envs(outs)
+        frame.env = _join_envs(outs + gated)
+        if outs and gated:
+            # Dims the default setting's arm fixes stay fixed after the `if` (`if self.use_pos_embed: x =
+            # x + self.pos_embed` with the default True pins x's token count); the values stay joined, for
+            # the code the same non-default setting reaches later.
+            default = _join_envs(outs)
+            for name, value in frame.env.items():
+                fixed = {t for t in default[name].tags if t.startswith("fixed:")} if name in default else set()
+                if fixed - value.tags and value.is_tensor:
+                    frame.env[name] = value.with_(tags=value.tags | fixed)
         return True
 
     def _setting(self, frame: Frame) -> Callable[[cst.BaseExpression], "tuple[str, object] | None"]:

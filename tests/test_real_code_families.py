@@ -1355,3 +1355,30 @@ def test_dims_the_default_settings_arm_fixes_stay_fixed_after_the_if():
     assert found(src.replace("USE", "True")) & {"EXL022", "EXL042"} == set()
     # the default off: the token count follows the image, and the blocks' reads of it are reported
     assert found(src.replace("USE", "False")) >= {"EXL022", "EXL042"}
+
+
+def test_an_export_mode_branch_whose_arms_end_the_same_is_not_exl060():
+    # CSM: the eager-only arm rebinds `position_ids`, which the code after it recomputes before reading;
+    # wav2vec2-BERT: `synced_gpus` is False in eager inference too (DeepSpeed / FSDP predicates)
+    src = """
+    from transformers.utils import is_torchdynamo_compiling
+
+    class Depth(nn.Module):
+        def forward(self, input_ids, position_ids=None):
+            if position_ids is not None and not is_torchdynamo_compiling():
+                logger.warning_once("ignored")
+                position_ids = None
+            position_ids = torch.arange(input_ids.shape[1])
+            synced_gpus = False if is_torchdynamo_compiling() else is_deepspeed_zero3_enabled() or is_fsdp_managed_module(self)
+            return input_ids + position_ids
+
+    class Kept(nn.Module):
+        def forward(self, input_ids, position_ids=None):
+            if position_ids is not None and not is_torchdynamo_compiling():
+                position_ids = None
+            if position_ids is None:
+                position_ids = torch.arange(input_ids.shape[1])
+            scale = 1 if is_torchdynamo_compiling() else 2
+            return (input_ids + position_ids) * scale
+    """
+    assert sorted(line for line, c in codes(src) if c == "EXL060") == [15, 19]

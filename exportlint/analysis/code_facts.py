@@ -173,6 +173,97 @@ def is_inert(node: cst.If) -> bool:
     return only_checks(node.orelse.body)
 
 
+def known_false(expr: cst.BaseExpression) -> bool:
+    """`False`, or a distributed-training predicate (api.SINGLE_PROCESS_FALSE), or an `or` / `and`
+    of such: False in eager inference and while exporting alike."""
+    if isinstance(expr, cst.Name):
+        return expr.value == "False"
+    if isinstance(expr, cst.BooleanOperation):
+        if isinstance(expr.operator, cst.Or):
+            return known_false(expr.left) and known_false(expr.right)
+        return known_false(expr.left) or known_false(expr.right)
+    if isinstance(expr, cst.Call):
+        return (dotted(expr.func) or "").rsplit(".", 1)[-1] in api.SINGLE_PROCESS_FALSE
+    return False
+
+
+_OVERWRITTEN = NodeMemo()
+
+
+def overwritten_arm(node: cst.If, fn: cst.CSTNode) -> bool:
+    """An `if` without `else` whose arm only logs and rebinds names that the code after it rebinds
+    before reading them: CSM's `if position_ids is not None and not is_torchdynamo_compiling():
+    logger.warning(...); position_ids = None`, then `position_ids = torch.arange(...)` — taken or not,
+    the outputs are the same."""
+    if node.orelse is not None:
+        return False
+    return _OVERWRITTEN.get(node, lambda: _overwritten_arm(node, fn))
+
+
+def _stored_names(stmt: cst.CSTNode) -> list[str] | None:
+    """`a = b = <expr>` as a simple statement: the names it binds (None: anything else)."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return None
+    targets = [t.target for t in stmt.body[0].targets]
+    return [t.value for t in targets] if all(isinstance(t, cst.Name) for t in targets) else None
+
+
+def _loads(tree: cst.CSTNode, name: str, skip_targets: bool) -> bool:
+    class V(cst.CSTVisitor):
+        found = False
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+            return not skip_targets
+
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                self.found = True
+
+    v = V()
+    tree.visit(v)
+    return v.found
+
+
+def _overwritten_arm(node: cst.If, fn: cst.CSTNode) -> bool:
+    names: list[str] = []
+    for stmt in body_statements(node.body):
+        stored = _stored_names(stmt)
+        if stored is not None:
+            names += stored
+        elif not is_logging_stmt(stmt):
+            return False
+    if not names:
+        return False
+    suite = _suite_of(node, fn)
+    if suite is None:
+        return False
+    after = suite[suite.index(node) + 1:]
+    for name in names:
+        for stmt in after:
+            stored = _stored_names(stmt)
+            if stored is not None and name in stored and not _loads(stmt, name, skip_targets=True):
+                break  # rebound before any read
+            if _loads(stmt, name, skip_targets=False):
+                return False
+        else:
+            return False  # still bound to the arm's value when the function returns
+    return True
+
+
+def _suite_of(node: cst.CSTNode, fn: cst.CSTNode) -> "list[cst.CSTNode] | None":
+    class V(cst.CSTVisitor):
+        suite: "list[cst.CSTNode] | None" = None
+
+        def visit_IndentedBlock(self, n: cst.IndentedBlock) -> bool:
+            if any(s is node for s in n.body):
+                self.suite = list(n.body)
+            return self.suite is None
+
+    v = V()
+    fn.visit(v)
+    return v.suite
+
+
 _HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
 
 

@@ -36,6 +36,8 @@ from exportlint.analysis.code_facts import (
     is_guard,
     is_inert,
     is_training_only,
+    known_false,
+    overwritten_arm,
     shortcut_return,
     static_predicate,
     takes_a_python_object,
@@ -390,7 +392,10 @@ class Interpreter:
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         cond = self.expr(node.test, frame)
         kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
-        inert = is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
+        inert = (
+            is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
+            or overwritten_arm(node, frame.func.node)
+        )
         self.emit(ev.Branch(node, kind, cond, node.test, inert=inert), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
@@ -772,7 +777,8 @@ class Interpreter:
 
     def e_IfExp(self, node: cst.IfExp, frame: Frame) -> Val:
         cond = self.expr(node.test, frame)
-        self.emit(ev.Branch(node.test, "ifexp", cond, node.test), frame)
+        same = known_false(node.body) and known_false(node.orelse)  # `False if compiling else is_deepspeed…()`
+        self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
         return join([self.expr(node.body, frame), self.expr(node.orelse, frame)])

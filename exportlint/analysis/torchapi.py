@@ -54,6 +54,12 @@ def predicate_value(qual: str, target: str) -> bool | None:
     return EXPORT_PREDICATES[qual][1 if target == "trace" else 0]
 
 
+# Distributed-training predicates: False in a single-process eager run and while exporting, so a
+# value chosen between them and a constant False is False either way (transformers' `synced_gpus =
+# False if is_torchdynamo_compiling() else is_deepspeed_zero3_enabled() or is_fsdp_managed_module(self)`).
+SINGLE_PROCESS_FALSE = {"is_deepspeed_zero3_enabled", "is_fsdp_managed_module", "is_fsdp_enabled"}
+
+
 # Random draws: branching on them is data augmentation (data-pipeline code), never export code.
 RANDOM_FUNCS = {
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",

@@ -1383,3 +1383,24 @@ def test_an_export_mode_branch_whose_arms_end_the_same_is_not_exl060():
             return (input_ids + position_ids) * scale
     """
     assert sorted(line for line, c in codes(src) if c == "EXL060") == [15, 19]
+
+
+def test_an_export_friendly_variant_of_the_same_computation_is_not_exl060():
+    # Qwen3-Next / OLMo-hybrid: solve_triangular in eager, forward substitution under export (equal to
+    # 4.8e-7, audit round 9); swin's `torch.min(torch.tensor(r)) if is_tracing() else min(r)`
+    src = """
+    from transformers.utils import is_torchdynamo_exporting
+
+    class Chunked(nn.Module):
+        def forward(self, ut, v, r):
+            if not is_torchdynamo_exporting():
+                new_values = torch.linalg.solve_triangular(ut, v, upper=False, unitriangular=True)
+            else:
+                inv = torch.eye(ut.shape[-1]) - ut.tril(-1)
+                new_values = inv @ v
+            m = torch.min(r) if torch.jit.is_tracing() else r.min()
+            if not is_torchdynamo_exporting():
+                new_values = new_values + 1
+            return new_values * m
+    """
+    assert sorted(line for line, c in codes(src) if c == "EXL060") == [12]

@@ -22,6 +22,7 @@ from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     NodeMemo,
+    alternative_arms,
     body_statements,
     checked_before_use,
     config_gate,
@@ -37,6 +38,7 @@ from exportlint.analysis.code_facts import (
     is_inert,
     is_training_only,
     known_false,
+    literal,
     overwritten_arm,
     shortcut_return,
     static_predicate,
@@ -396,7 +398,7 @@ class Interpreter:
             is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
             or overwritten_arm(node, frame.func.node)
         )
-        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert), frame)
+        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=alternative_arms(node)), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
@@ -778,7 +780,10 @@ class Interpreter:
     def e_IfExp(self, node: cst.IfExp, frame: Frame) -> Val:
         cond = self.expr(node.test, frame)
         same = known_false(node.body) and known_false(node.orelse)  # `False if compiling else is_deepspeed…()`
-        self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same), frame)
+        # two expressions for one value, unless they are different literals (`1 if compiling() else 2`)
+        literals = [literal(a) for a in (node.body, node.orelse)]
+        differ = all(ok for ok, _ in literals) and literals[0][1] != literals[1][1]
+        self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
         return join([self.expr(node.body, frame), self.expr(node.orelse, frame)])

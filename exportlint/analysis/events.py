@@ -54,6 +54,9 @@ class Branch(Event):
     cond_node: cst.BaseExpression
     inert: bool = False
     deciding: tuple[cst.BaseExpression, ...] = ()
+    # both arms compute the same names (`if not is_exporting(): v = solve(...) else: v = <loop>`;
+    # a conditional expression): alternative ways to one result
+    alternatives: bool = False
 
 
 @dataclass

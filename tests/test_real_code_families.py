@@ -1404,3 +1404,21 @@ def test_an_export_friendly_variant_of_the_same_computation_is_not_exl060():
             return new_values * m
     """
     assert sorted(line for line, c in codes(src) if c == "EXL060") == [12]
+
+
+def test_int_of_round_of_a_size_is_reported_as_the_int_that_specialises():
+    # CrossViT's crop offsets `int(round((H - s) / 2.))`: torch.export keeps `round` symbolic and the
+    # `int()` specialises (audit round 9 measured it; the ONNX dynamo model is then wrong on other sizes)
+    src = """
+    class Crop(nn.Module):
+        def forward(self, x):
+            H, W = x.shape[-2:]
+            a = int(round((H - 4) / 2.))
+            b = round(W / 2)
+            return x[:, :, a:, b:]
+    """
+    export = {(d.line - 3, d.column, d.message.split(":")[0]) for d in lint(src) if d.code == "EXL042"}
+    assert export == {
+        (5, 13, "`int(round((H - 4) / 2.))` turns the shape value `round((H - 4) / 2.)` into a Python number"),
+        (6, 13, "`round(W / 2)` turns the shape value `W / 2` into a Python number"),
+    }

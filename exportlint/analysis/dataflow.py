@@ -187,7 +187,7 @@ class Interpreter:
         self.budget = MAX_ANALYSES
         # The operand that decides a comparison / boolean operation (what a message quotes).
         self.deciding: dict[int, cst.BaseExpression] = {}
-        self.converted_items: set[int] = set()  # `.item()` calls that int()/float() convert at once
+        self.converted_items: set[int] = set()  # `.item()` / `round()` calls that int()/float() convert at once
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
         self.bounding = 0  # > 0 while evaluating a value checked before any other use (export target)
         # (bypass, gate) of the arms being analysed: see Frame
@@ -971,6 +971,8 @@ class Interpreter:
             inner = node.args[0].value  # `int(t.item())`: the `.item()` is read to be converted
             if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "item":
                 self.converted_items.add(id(inner))
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "round":
+                self.converted_items.add(id(inner))  # `int(round(h / 2))`: the int() is what specialises
         name = (dotted(func) or "").rsplit(".", 1)[-1]
         if name in api.CHECK_FUNCS or name in ("_assert", "_assert_async"):
             self.checking += 1  # torch._check(n.item() > 0): the values only validate
@@ -1287,6 +1289,10 @@ class Interpreter:
         if name in api.CONVERTERS or (name == "round" and first.is_shape):
             self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
             if first.is_shape and not first.is_data:
+                if name == "round" and id(node) in self.converted_items and self.target is not Target.TRACE:
+                    # torch.export keeps `round(h / 2)` symbolic (p-round); the `int()` around it then
+                    # specialises like `int(h)` (audit round 9), and is reported as that
+                    return first.with_(tags=first.tags - {"float"})
                 return self.shape_conversion(node, f"{name}()", first, first_node, frame)
             if first.is_tensor:
                 tags = ("size_tensor",) if first.has("size_tensor") else ()

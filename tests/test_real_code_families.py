@@ -1422,3 +1422,44 @@ def test_int_of_round_of_a_size_is_reported_as_the_int_that_specialises():
         (5, 13, "`int(round((H - 4) / 2.))` turns the shape value `round((H - 4) / 2.)` into a Python number"),
         (6, 13, "`round(W / 2)` turns the shape value `W / 2` into a Python number"),
     }
+
+
+def test_a_token_count_fixed_by_a_position_embedding_survives_cat_and_norm_layers():
+    # ConViT's shape: pos_embed pins the patch tokens, a class token is concatenated along the token
+    # dim, blocks normalise with the `norm_layer` their constructor was given; the attention's
+    # `N = x.shape[1]` is then static and its `int(N ** .5)` specialises nothing
+    src = """
+    class Attn(nn.Module):
+        def forward(self, x):
+            B, N, C = x.shape
+            return x.view(B, int(N ** .5), -1, C)
+
+    class Block(nn.Module):
+        def __init__(self, dim, norm_layer=nn.LayerNorm):
+            super().__init__()
+            self.norm1 = norm_layer(dim)
+            self.attn = Attn()
+
+        def forward(self, x):
+            return self.attn(self.norm1(x))
+
+    class Net(nn.Module):
+        def __init__(self, num_patches=196, dim=48):
+            super().__init__()
+            self.patch_embed = nn.Conv2d(3, dim, 16, 16)
+            self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+            self.block = Block(dim)
+
+        def forward(self, x):
+            x = self.patch_embed(x).flatten(2).transpose(1, 2)
+            x = x + self.pos_embed
+            x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=CAT)
+            return self.block(x)
+    """
+    assert "EXL042" not in found(src.replace("CAT", "1"))
+    # concatenated along the batch instead, the token count stays fixed too; a cat with a fresh input
+    # along the tokens makes it follow that input
+    assert "EXL042" not in found(src.replace("CAT", "0"))
+    free = src.replace("CAT", "1").replace("self.cls_token.expand(x.shape[0], -1, -1), x", "x, y")
+    assert "EXL042" in found(free.replace("def forward(self, x):\n            x = self.patch", "def forward(self, x, y):\n            x = self.patch"))

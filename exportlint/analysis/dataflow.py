@@ -45,6 +45,7 @@ from exportlint.analysis.code_facts import (
     takes_a_python_object,
 )
 from exportlint.analysis.dims import (
+    cat_dims,
     ELEMENTWISE_LAYERS,
     NORM_LAYERS,
     broadcast_dims,
@@ -1090,7 +1091,7 @@ class Interpreter:
             layer = qual.rsplit(".", 1)[-1]
             if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
                 # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
-                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:"))}
+                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
@@ -1100,7 +1101,7 @@ class Interpreter:
                 self.reached.add(id(cls))
                 result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
-                    kept = {t for t in result.tags if t in ("bool", "scalar") or t.startswith("fixed:-")}
+                    kept = {t for t in result.tags if t in ("bool", "scalar") or t.startswith(("fixed:-", "rank:"))}
                     return kind(TENSOR, *kept, prov=prov)
                 if result.items is not None:
                     return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
@@ -1261,7 +1262,13 @@ class Interpreter:
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
-            return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+            result = kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+            if last in ("cat", "concat", "concatenate") and parts.items is not None and not sized:
+                dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
+                ok, value = literal(dim_node) if dim_node is not None else (True, 0)
+                if ok and isinstance(value, int):
+                    result = cat_dims(result, list(parts.items), value)  # torch.cat((cls, x), dim=1)
+            return result
         if _returns_tuple(last, args, method=False):
             return split_parts(last, args.get(1, "split_size_or_sections"), prov)
         if last == "where" and len(args.positional) == 1:
@@ -1456,7 +1463,7 @@ class Interpreter:
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random"}
         if name in _AXES_KEEPING:
-            keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:"))}  # x.float(): the same dims
+            keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:", "rank:"))}  # x.float(): the same dims
         if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
             v.kinds <= {CONST, NONE} for v in args.positional[1:]
         ):
@@ -1929,6 +1936,13 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
     return UNKNOWN
 
 
+# Constructor arguments conventionally holding a normalisation or activation layer class (timm,
+# torchvision): modelled as a layer of that family, which keeps its input's shape.
+_SHAPE_KEEPING_FACTORIES = {
+    "norm_layer": "torch.nn.LayerNorm", "act_layer": "torch.nn.GELU", "activation_layer": "torch.nn.ReLU",
+}
+
+
 _TUPLE_RETURNING_NN = {
     "RNN", "LSTM", "GRU", "LSTMCell", "MultiheadAttention", "ModuleList", "ModuleDict", "ParameterList",
     "ParameterDict", "Module",
@@ -2022,6 +2036,10 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         if target is not None:
             return _module_val(target) if target.is_module() else UNKNOWN
         last = name.rsplit(".", 1)[-1] if name else ""
+        if last in _SHAPE_KEEPING_FACTORIES:
+            # `self.norm1 = norm_layer(dim)`, `self.act = act_layer()`: a constructor argument that is a
+            # normalisation / activation layer class; whichever it is, it keeps its input's shape
+            return _module_val(_SHAPE_KEEPING_FACTORIES[last], (expr, fi))
         if last[:1].isupper() or last.endswith(("layer", "Layer", "norm", "act", "block", "Block")):
             return _module_val(None)
         if name in ("int", "float", "bool", "str", "tuple", "list", "len", "min", "max", "round"):

@@ -58,13 +58,54 @@ def broadcast_dims(result: Val, operands: list[Val]) -> Val:
     `pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))` pins x's token count and width."""
     tensors = [v for v in operands if v.is_tensor]
     tags = {t for v in tensors for t in v.tags if t.startswith("fixed:-")}
+    ranks = {_rank(v) for v in tensors if not v.has("param")}
+    if len(ranks) == 1 and None not in ranks:
+        tags.add(f"rank:{ranks.pop()}")  # x * gate: x's rank
     if any(not v.has("param") for v in tensors):
         for v in tensors:
             for t in v.tags:
                 if t.startswith("pshape:"):
                     _, rank, non1 = t.split(":")
                     tags |= {f"fixed:{int(i) - int(rank)}" for i in non1.split(",") if i}
+                    if all(u.has("param") or _rank(u) in (None, int(rank)) for u in tensors):
+                        tags.add(f"rank:{rank}")  # broadcasting against it: the same rank (token grids)
     return result.with_(tags=result.tags | tags) if tags - result.tags else result
+
+
+def _rank(v: Val) -> int | None:
+    for t in v.tags:
+        if t.startswith("rank:"):
+            return int(t[5:])
+        if t.startswith("dims:") and t.split(":")[1] != "?":
+            return int(t.split(":")[1])
+    return None
+
+
+def _fixed(v: Val, rank: int | None) -> set[int]:
+    """The dims fixed tags name, negative when the rank is known (`fixed:1` of a rank-3 tensor: -2)."""
+    out = set()
+    for t in v.tags:
+        if t.startswith("fixed:"):
+            k = int(t[6:])
+            out.add(k - rank if k >= 0 and rank is not None else k)
+    return out
+
+
+def cat_dims(result: Val, parts: list[Val], dim: int) -> Val:
+    """`torch.cat((cls_tokens, x), dim=1)`: a dim fixed in every part stays fixed (the concatenated
+    one is their sum), any other dim fixed in some part is fixed in all (cat needs them equal).  A
+    parameter expanded along the batch only (`static_tail`) is fixed everywhere but dim 0."""
+    ranks = {r for r in map(_rank, parts) if r is not None}
+    rank = ranks.pop() if len(ranks) == 1 else None
+    if rank is None or not parts or not all(v.is_tensor for v in parts):
+        return result
+    d = dim - rank if dim >= 0 else dim
+    every = set(range(-rank + 1, 0))  # all dims but the batch
+    fixed_sets = [every if v.has("static_tail") else _fixed(v, rank) for v in parts]
+    common = set.intersection(*fixed_sets)
+    some = set.union(*fixed_sets) - {d}
+    tags = {f"fixed:{k}" for k in common | some} | {f"rank:{rank}"}
+    return result.with_(tags=result.tags | tags)
 
 
 def param_shape_tag(call: cst.Call, fi: FileIndex) -> str | None:

@@ -221,7 +221,7 @@ def element_of(v: Val) -> Val:
 
 _ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor")
 _TENSOR_FACTS = ("param", "const_tensor")
-_ALL_OF_PREFIXES = ("fixed:", "pshape:")
+_ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
 
 
 def join(vals: list[Val]) -> Val:

@@ -1463,3 +1463,40 @@ def test_a_token_count_fixed_by_a_position_embedding_survives_cat_and_norm_layer
     assert "EXL042" not in found(src.replace("CAT", "0"))
     free = src.replace("CAT", "1").replace("self.cls_token.expand(x.shape[0], -1, -1), x", "x, y")
     assert "EXL042" in found(free.replace("def forward(self, x):\n            x = self.patch", "def forward(self, x, y):\n            x = self.patch"))
+
+
+def test_a_submodule_chosen_by_configuration_is_reached_with_the_callers_arguments():
+    # ConViT's `self.attn = GPSA(...) if use_gpsa else MHSA(...)`: both are reached from the block
+    # with the pinned token count, instead of being analysed alone with a free input
+    src = """
+    class GPSA(nn.Module):
+        def forward(self, x):
+            B, N, C = x.shape
+            return x.view(B, int(N ** .5), -1, C)
+
+    class MHSA(nn.Module):
+        def forward(self, x):
+            return x
+
+    class Block(nn.Module):
+        def __init__(self, dim, use_gpsa=True):
+            super().__init__()
+            if use_gpsa:
+                self.attn = GPSA()
+            else:
+                self.attn = MHSA()
+
+        def forward(self, x):
+            return self.attn(x)
+
+    class Net(nn.Module):
+        def __init__(self, num_patches=196, dim=48):
+            super().__init__()
+            self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))
+            self.block = Block(dim)
+
+        def forward(self, x):
+            return self.block(x + self.pos_embed)
+    """
+    assert "EXL042" not in found(src)
+    assert "EXL042" in found(src.replace("x + self.pos_embed", "x"))

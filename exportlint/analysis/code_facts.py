@@ -112,7 +112,7 @@ def _is_check_call(node: cst.CSTNode) -> bool:
     return name in api.CHECK_FUNCS or name in ("_assert", "_assert_async")
 
 
-_CHECKED_FIRST = NodeMemo()
+_NAME_USES = NodeMemo()
 
 
 def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
@@ -121,39 +121,66 @@ def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
     `assert` or a `raise` (Qwen2-Audio's `n_audio_tokens`); "bounded" when the first use is such a check
     and later code reads it (Reformer's `max_position_id`, bounded and then a slice bound: exports,
     audit round 8); else None."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or not _reads_data(assign.value):
         return None
-    return _CHECKED_FIRST.get(assign, lambda: _checked_uses(assign, assign.targets[0].target.value, fn))
+    ends, uses = _NAME_USES.get(fn, lambda: _name_uses(fn))
+    end = ends.get(id(assign))
+    later = [checked for pos, checked in uses.get(assign.targets[0].target.value, ()) if end is not None and pos >= end]
+    if not later or not later[0]:
+        return None
+    return "validates" if all(later) else "bounded"
 
 
-def _checked_uses(assign: cst.Assign, name: str, fn: cst.CSTNode) -> str | None:
+def _reads_data(expr: cst.BaseExpression) -> bool:
+    """Does the expression call `.item()` or an op whose output size depends on data (what a check
+    can validate)?  Cheap: only the expression is read."""
+
     class V(cst.CSTVisitor):
-        seen = False  # past the assignment
-        uses: list[bool] = []  # per later load of `name`: inside a check
-        depth = 0  # inside a check call, an assert or a raise
+        found = False
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            if n.attr.value == "item" or n.attr.value in api.DATA_SHAPE_OPS:
+                self.found = True
+
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in api.DATA_SHAPE_OPS:
+                self.found = True
+
+    v = V()
+    expr.visit(v)
+    return v.found
+
+
+def _name_uses(fn: cst.CSTNode) -> tuple[dict[int, int], dict[str, list[tuple[int, bool]]]]:
+    """One pass over a function: every name's occurrences in source order (position, inside a check
+    call / assert / raise), and the position right after each assignment statement."""
+
+    class V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.pos = 0
+            self.depth = 0  # inside a check call, an assert or a raise
+            self.ends: dict[int, int] = {}
+            self.uses: dict[str, list[tuple[int, bool]]] = {}
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is assign:
-                self.seen = True
-                return False
             if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not fn:
                 return False
-            if self.seen and (isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node)):
+            if isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node):
                 self.depth += 1
-            if self.seen and isinstance(node, cst.Name) and node.value == name:
-                self.uses.append(self.depth > 0)
+            if isinstance(node, cst.Name):
+                self.uses.setdefault(node.value, []).append((self.pos, self.depth > 0))
+                self.pos += 1
             return True
 
         def on_leave(self, node: cst.CSTNode) -> None:
-            if self.seen and (isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node)):
+            if isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node):
                 self.depth -= 1
+            if isinstance(node, cst.Assign):
+                self.ends[id(node)] = self.pos
 
     v = V()
-    v.uses = []
     fn.visit(v)
-    if not v.uses or not v.uses[0]:
-        return None
-    return "validates" if all(v.uses) else "bounded"
+    return v.ends, v.uses
 
 
 def is_guard(node: cst.If) -> bool:

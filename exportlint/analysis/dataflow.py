@@ -62,7 +62,7 @@ from exportlint.analysis.dims import (
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted
 from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
-    CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of,
+    Alternatives, CONST, DDS, ModuleRef, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
 
@@ -118,7 +118,7 @@ class SelfRef:
 
 
 @dataclass
-class Instance:
+class Instance(ModuleRef):
     """An instance of a class of the linted set (a submodule built from it)."""
 
     cls: ClassInfo
@@ -395,11 +395,13 @@ class Interpreter:
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         cond = self.expr(node.test, frame)
         kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
-        inert = (
+        # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
+        differs = cond.has("mode_differs")
+        inert = differs and (
             is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
             or overwritten_arm(node, frame.func.node)
         )
-        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=alternative_arms(node)), frame)
+        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
@@ -1082,8 +1084,11 @@ class Interpreter:
         prov = args.prov()
         if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
             self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
-        if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, Instance):
+        if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, ModuleRef):
             return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
+        if isinstance(module.ref, Alternatives):
+            # `self.attn = GPSA(...) if use_gpsa else MHSA(...)`: each, with the arguments passed here
+            return join([self.call_module(Val(kinds=module.kinds, tags=module.tags, ref=o), args, node, frame) for o in module.ref.options])
         if module.has("tensor_module"):
             qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
             fixed = layer_fixed_axis(qual)
@@ -1968,8 +1973,9 @@ def _submodule_classes(file: FileIndex) -> set[int]:
     def collect(v: Val | None) -> None:
         if v is None:
             return
-        if isinstance(v.ref, Instance):
-            out.add(id(v.ref.cls))
+        for ref in v.ref.options if isinstance(v.ref, Alternatives) else (v.ref,):
+            if isinstance(ref, Instance):
+                out.add(id(ref.cls))
         collect(v.elem)
         for item in v.items or ():
             collect(item)

@@ -60,6 +60,17 @@ class Step:
         return f"`{self.name}` is {self.word}: `{code}`"
 
 
+class ModuleRef:
+    """What a value refers to when it is a submodule built from a linted class (dataflow.Instance)."""
+
+
+@dataclass(frozen=True)
+class Alternatives(ModuleRef):
+    """One of several submodules, by configuration (`self.attn = GPSA(...) if use_gpsa else MHSA(...)`)."""
+
+    options: tuple
+
+
 @dataclass(frozen=True, eq=False)
 class Val:
     kinds: frozenset[str] = _EMPTY
@@ -256,6 +267,13 @@ def join(vals: list[Val]) -> Val:
     elem = join(elems) if elems else None
     refs = {id(v.ref) for v in vals}
     ref = first.ref if len(refs) == 1 else None
+    if ref is None and all(isinstance(v.ref, ModuleRef) for v in vals):
+        options: list = []
+        for v in vals:
+            for o in (v.ref.options if isinstance(v.ref, Alternatives) else (v.ref,)):
+                if all(o is not p for p in options):
+                    options.append(o)
+        ref = Alternatives(tuple(options))
     return Val(kinds=kinds, tags=tags, prov=merge_prov(vals), items=items, elem=elem, ref=ref)
 
 

@@ -121,7 +121,7 @@ def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
     `assert` or a `raise` (Qwen2-Audio's `n_audio_tokens`); "bounded" when the first use is such a check
     and later code reads it (Reformer's `max_position_id`, bounded and then a slice bound: exports,
     audit round 8); else None."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or not _reads_data(assign.value):
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
         return None
     ends, uses = _NAME_USES.get(fn, lambda: _name_uses(fn))
     end = ends.get(id(assign))
@@ -129,26 +129,6 @@ def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
     if not later or not later[0]:
         return None
     return "validates" if all(later) else "bounded"
-
-
-def _reads_data(expr: cst.BaseExpression) -> bool:
-    """Does the expression call `.item()` or an op whose output size depends on data (what a check
-    can validate)?  Cheap: only the expression is read."""
-
-    class V(cst.CSTVisitor):
-        found = False
-
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            if n.attr.value == "item" or n.attr.value in api.DATA_SHAPE_OPS:
-                self.found = True
-
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in api.DATA_SHAPE_OPS:
-                self.found = True
-
-    v = V()
-    expr.visit(v)
-    return v.found
 
 
 def _name_uses(fn: cst.CSTNode) -> tuple[dict[int, int], dict[str, list[tuple[int, bool]]]]:

@@ -190,7 +190,7 @@ class Interpreter:
         self.deciding: dict[int, cst.BaseExpression] = {}
         self.converted_items: set[int] = set()  # `.item()` / `round()` calls that int()/float() convert at once
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
-        self.bounding = 0  # > 0 while evaluating a value checked before any other use (export target)
+        self.assigning: list[tuple[cst.Assign, cst.CSTNode]] = []  # the assignments being evaluated, innermost last
         # (bypass, gate) of the arms being analysed: see Frame
         self.context_stack: list[tuple[str | None, str | None]] = []
         self.library_mode = False  # every Module is a root (no export call names them)
@@ -236,6 +236,7 @@ class Interpreter:
         self.budget -= 1
         self.active.add(key)
         self.depth += 1
+        caller_assigning, self.assigning = self.assigning, []  # the callee's own statements
         try:
             bypass, gate = self.context_stack[-1] if self.context_stack else (None, None)
             # a helper with a precompute hook (`kwargs.pop("position_ids")`) is bypassed as a whole
@@ -252,6 +253,7 @@ class Interpreter:
         finally:
             self.depth -= 1
             self.active.discard(key)
+            self.assigning = caller_assigning
         self.memo[key] = result
         done.append(result)
         return result
@@ -303,21 +305,26 @@ class Interpreter:
         return True
 
     def s_Assign(self, node: cst.Assign, frame: Frame) -> bool:
-        # `n = x.sum().item()` then `torch._check(n == m)`: it only validates (both targets), or is bounded
-        # before use (torch.export keeps the bounds; jit.trace has baked the number already)
-        uses = checked_before_use(node, frame.func.node)
-        checked = uses == "validates"
-        bounded = uses == "bounded" and self.target is not Target.TRACE
-        self.checking += checked
-        self.bounding += bounded
+        self.assigning.append((node, frame.func.node))
         try:
             value = self.expr(node.value, frame)
         finally:
-            self.checking -= checked
-            self.bounding -= bounded
+            self.assigning.pop()
         for t in node.targets:
             self.assign(t.target, value, frame, node, node.value)
         return True
+
+    def _item_validates(self) -> bool:
+        """Is the `.item()` being evaluated only there to be validated?  Inside a check's arguments or
+        an assert; or assigned (`n = x.sum().item()`) to a name whose first use is a check: every use a
+        check (both targets), or bounded before any other use under `export` (torch.export keeps the
+        bounds; jit.trace has baked the number already)."""
+        if self.checking > 0:
+            return True
+        if not self.assigning:
+            return False
+        uses = checked_before_use(*self.assigning[-1])  # asked only for the few `.item()` calls
+        return uses == "validates" or (uses == "bounded" and self.target is not Target.TRACE)
 
     def s_AnnAssign(self, node: cst.AnnAssign, frame: Frame) -> bool:
         if node.value is not None:
@@ -1404,7 +1411,7 @@ class Interpreter:
         self.emit(
             ev.MethodCall(
                 node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items,
-                checking=self.checking > 0 or (self.bounding > 0 and name == "item"),
+                checking=self.checking > 0 or (name == "item" and self._item_validates()),
             ),
             frame,
         )

@@ -196,22 +196,26 @@ class P03C(nn.Module):
         return F.interpolate(x, size=(x.shape[-2] * x.shape[-1] // 7, x.shape[-1] * x.shape[-1] // 7))
 
 
+def _resize_scale(x):
+    """torchvision's `_resize_image_and_masks` scale: a float from the input's H and W."""
+    h, w = x.shape[-2:]
+    return min(8 / min(h, w), 13 / max(h, w))
+
+
 @probe("p03d", "`scale_factor=min(8 / min(H, W), 13 / max(H, W))` with `recompute_scale_factor=True` (torchvision resize)",
        lambda: (r(1, 3, 10, 12),), lambda: (r(1, 3, 12, 14),), {0: [2, 3]})
 class P03D(nn.Module):
+    recompute = True
+
     def forward(self, x):
-        h, w = x.shape[-2:]
-        s = min(8 / min(h, w), 13 / max(h, w))
-        return F.interpolate(x, scale_factor=s, mode="bilinear", recompute_scale_factor=True, align_corners=False)
+        return F.interpolate(x, scale_factor=_resize_scale(x), mode="bilinear",
+                             recompute_scale_factor=self.recompute, align_corners=False)
 
 
 @probe("p03e", "the same `scale_factor` without `recompute_scale_factor`",
        lambda: (r(1, 3, 10, 12),), lambda: (r(1, 3, 12, 14),), {0: [2, 3]})
-class P03E(nn.Module):
-    def forward(self, x):
-        h, w = x.shape[-2:]
-        s = min(8 / min(h, w), 13 / max(h, w))
-        return F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=False)
+class P03E(P03D):
+    recompute = None
 
 
 @probe("p05", "`int(h / 2)` as a size", lambda: (r(1, 2, 8),), lambda: (r(1, 2, 12),), {0: [2]})

@@ -71,8 +71,7 @@ def is_logging_stmt(stmt: cst.CSTNode) -> bool:
             # (`torch._check(cond)`, `torch._assert(...)`): nothing the outputs depend on
             return (
                 name in api.LOGGING_CALLS
-                or name in api.CHECK_FUNCS
-                or name in ("_assert", "_assert_async")
+                or name in api.VALIDATING_CALLS
                 or name.lstrip("_").startswith(("log_", "warn_"))
             )
     return False
@@ -108,8 +107,7 @@ def ends_in_failure(body: cst.BaseSuite) -> bool:
 def _is_check_call(node: cst.CSTNode) -> bool:
     if not isinstance(node, cst.Call):
         return False
-    name = (dotted(node.func) or "").rsplit(".", 1)[-1]
-    return name in api.CHECK_FUNCS or name in ("_assert", "_assert_async")
+    return (dotted(node.func) or "").rsplit(".", 1)[-1] in api.VALIDATING_CALLS
 
 
 _NAME_USES = NodeMemo()
@@ -206,14 +204,12 @@ def alternative_arms(node: cst.If) -> bool:
 
 
 def _bound_names(body: cst.BaseSuite) -> set[str] | None:
-    """Names a block binds by assignment; None when it returns, raises or yields."""
+    """Names a block binds by assignment; None when it returns or raises."""
 
     class V(cst.CSTVisitor):
-        names: set[str] = set()
-        leaves = False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            pass
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+            self.leaves = False
 
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             self.names |= _target_names(n.target)
@@ -234,7 +230,6 @@ def _bound_names(body: cst.BaseSuite) -> set[str] | None:
             return False
 
     v = V()
-    v.names = set()
     body.visit(v)
     return None if v.leaves else v.names
 

@@ -984,7 +984,7 @@ class Interpreter:
             if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "round":
                 self.converted_items.add(id(inner))  # `int(round(h / 2))`: the int() is what specialises
         name = (dotted(func) or "").rsplit(".", 1)[-1]
-        if name in api.CHECK_FUNCS or name in ("_assert", "_assert_async"):
+        if name in api.VALIDATING_CALLS:
             self.checking += 1  # torch._check(n.item() > 0): the values only validate
             try:
                 args = CallArgs.evaluate(node, self, frame)

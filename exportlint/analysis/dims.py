@@ -97,7 +97,7 @@ def cat_dims(result: Val, parts: list[Val], dim: int) -> Val:
     parameter expanded along the batch only (`static_tail`) is fixed everywhere but dim 0."""
     ranks = {r for r in map(_rank, parts) if r is not None}
     rank = ranks.pop() if len(ranks) == 1 else None
-    if rank is None or not parts or not all(v.is_tensor for v in parts):
+    if rank is None or not all(v.is_tensor for v in parts):
         return result
     d = dim - rank if dim >= 0 else dim
     every = set(range(-rank + 1, 0))  # all dims but the batch

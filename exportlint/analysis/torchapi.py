@@ -25,6 +25,8 @@ EXPORT_PREDICATES: dict[str, tuple[bool | None, bool | None]] = {
 # Checks that bound a data-dependent value for torch.export (the fix EXL030 recommends): the names
 # in their condition are "checked" from there on.  transformers' wrapper calls torch._check.
 CHECK_FUNCS = {"_check", "_check_is_size", "_check_with", "_check_tensor_all", "torch_compilable_check"}
+# Calls that only validate (their arguments change no output): the checks and `torch._assert*`.
+VALIDATING_CALLS = CHECK_FUNCS | {"_assert", "_assert_async"}
 
 # Class decorators that replace a Module's forward by another implementation by default:
 # transformers 5's `@use_experts_implementation` dispatches MoE experts to `grouped_mm` unless
@@ -202,7 +204,8 @@ SIZE_FUNCS: dict[str, tuple[object, tuple[str, ...]]] = {
 # Functions that build a new tensor of a given size from sizes only: `torch.arange(batch_size)` is a
 # 1-D tensor, not a 0-d value computed from sizes (like `torch.div(seq_len, w)`).
 FACTORY_FUNCS = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.full", "torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.eye", "torch.randint", "torch.randperm",
+    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.full", "torch.arange",
+    "torch.range", "torch.linspace", "torch.logspace", "torch.eye", "torch.randint", "torch.randperm",
     "torch.empty_strided", "torch.tril_indices", "torch.triu_indices",
 }
 SIZE_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {

@@ -1232,6 +1232,77 @@ def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constru
     assert "non-default `config.mask_type` (default 'random')" in [d for d in found if d.line == 13][0].hint
 
 
+def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_self_config_reads_gate(tmp_path):
+    # transformers: `chunk_size_feed_forward` is declared by PreTrainedConfig (another file); `if
+    # chunk_size > 0:` in a shared helper; `for i in range(1, self.merger_times)` (MiniCPM-V, default 1);
+    # `if self.config.hidden_stride > 1:` (Ovis2).  Each arm needs a non-default configuration.
+    from exportlint.analysis.project import Project
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/configuration_utils.py": """
+            class PreTrainedConfig:
+                chunk_size_feed_forward: int = 0
+            """,
+        "pkg/chunking.py": """
+            def apply_chunking(forward_fn, chunk_size, x):
+                if chunk_size > 0:
+                    n = int(x.sum().item())
+                    return forward_fn(x) * n
+                return forward_fn(x)
+            """,
+        "pkg/foo/__init__.py": "",
+        "pkg/foo/configuration_foo.py": """
+            from ..configuration_utils import PreTrainedConfig
+
+
+            class FooConfig(PreTrainedConfig):
+                merger_times: int = 1
+                hidden_stride: int = 1
+            """,
+        "pkg/foo/modeling_foo.py": """
+            import torch
+            from torch import nn
+            from ..chunking import apply_chunking
+
+
+            class Layer(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+                    self.chunk = config.chunk_size_feed_forward
+                    self.merger_times = config.merger_times
+                    self.lin = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    for i in range(1, self.merger_times):
+                        x = x * int(x.max().item())
+                    if self.config.hidden_stride > 1:
+                        x = x * int(x.min().item())
+                    for i in range(0, self.merger_times):
+                        x = x * int(x.mean().item())
+                    return apply_chunking(self.lin, self.chunk, x)
+            """,
+    }
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    model = tmp_path / "pkg/foo/modeling_foo.py"
+    project = Project(paths)
+    found = analyze_source(model.read_text(), str(model), Target.EXPORT, project)
+    got = {d.line: d for d in found if d.code == "EXL001" and d.path == str(model)}
+    assert {line: d.severity for line, d in got.items()} == {17: Severity.INFO, 19: Severity.INFO, 21: Severity.ERROR}
+    assert "non-default `config.merger_times` (default 1)" in got[17].hint
+    assert "non-default `config.hidden_stride` (default 1)" in got[19].hint
+    helper = [d for d in found if d.code == "EXL001" and d.path != str(model)]
+    assert [(d.line, d.severity, "`config.chunk_size_feed_forward` (default 0)" in d.hint) for d in helper] == [(4, Severity.INFO, True)]
+
+
 QUANT = """
 class QuantAct(nn.Module):
     def __init__(self, quant_mode=False):

@@ -8,6 +8,7 @@ The dataflow (``dataflow.py``) asks; nothing here knows about tensors or shapes.
 from __future__ import annotations
 
 import ast
+import operator
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable
@@ -358,6 +359,8 @@ def config_gate(
             holds = default in value
         elif isinstance(op, cst.NotIn) and isinstance(value, (tuple, list, set)):
             holds = default not in value
+        elif type(op) in _ORDERINGS and _is_number(default) and _is_number(value):
+            holds = _ORDERINGS[type(op)](default, value)  # `if chunk_size > 0:` with the default 0
         else:
             return None
     else:
@@ -365,6 +368,15 @@ def config_gate(
     if negate:
         holds = not holds
     return None if holds else f"`{param}` (default {default!r})"
+
+
+_ORDERINGS: dict[type, Callable[[Any, Any], bool]] = {
+    cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt, cst.LessThanEqual: operator.le,
+}
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def literal(node: cst.BaseExpression) -> tuple[bool, object]:
@@ -375,8 +387,10 @@ def literal(node: cst.BaseExpression) -> tuple[bool, object]:
         return False, None
 
 
-def constructor_default(cls: "ClassInfo", attr: str) -> tuple[str, object] | None:
-    """(parameter, literal default) when `self.<attr>` is only ever set to an `__init__` parameter."""
+def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = None) -> tuple[str, object] | None:
+    """(parameter, literal default) when `self.<attr>` is only ever set to an `__init__` parameter.
+    With ``field_name``: `self.<attr>` is the configuration object (`self.config = config`) and the
+    setting is its field (`self.config.output_attentions`), with the configuration class's default."""
     for c in cls.iter_mro():
         if c.file is not cls.file and not c.loaded:
             return None
@@ -391,6 +405,10 @@ def constructor_default(cls: "ClassInfo", attr: str) -> tuple[str, object] | Non
             return None
         params = list(init.params.params) + list(init.params.kwonly_params)
         expr = exprs[0]
+        if field_name is not None:
+            if isinstance(expr, cst.Name) and any(p.name.value == expr.value and p.default is None for p in params):
+                return _config_default(c, field_name)
+            return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and any(p.name.value == expr.value.value for p in params):
             return _config_default(c, expr.attr.value)  # `self.quant_mode = config.quant_mode`
         if not isinstance(expr, cst.Name):
@@ -450,7 +468,8 @@ def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | N
         for config in (index.classes.values() if index is not None else ()):
             if not config.name.endswith("Config"):
                 continue
-            default = _config_field(config, field_name)
+            # the field may be declared by a base (transformers' `PreTrainedConfig.chunk_size_feed_forward = 0`)
+            default = next((d for c in config.iter_mro() if (d := _config_field(c, field_name)) is not None), None)
             if default is not None:
                 found.append(default)
     if len(found) != 1 or found[0] is _NOT_LITERAL:

@@ -459,6 +459,10 @@ class Interpreter:
             value = frame.lookup(name) if name is not None else None
             if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
                 value = self.self_attribute(frame.cls, expr.attr.value, frame)
+            elif value is None and name is not None and name.count(".") == 2 and name.startswith("self.") and frame.cls is not None:
+                # `self.config.output_attentions` of `self.config = config`: the configuration class's default
+                _, obj, field_name = name.split(".")
+                return constructor_default(frame.cls, obj, field_name)
             for tag in value.tags if value is not None else ():
                 if tag.startswith("config:"):
                     param, _, default = tag[len("config:"):].partition("=")
@@ -494,7 +498,34 @@ class Interpreter:
             element = self.iterate(node.iter, frame, node, "for")
             self.assign(node.target, element, frame, node, node.iter, announce=False)
 
-        return self._loop(node, frame, head)
+        gate = self._empty_by_default(node.iter, frame) if self.library_mode else None
+        if gate is None:
+            return self._loop(node, frame, head)
+        with self._context(frame, None, gate):  # `for i in range(1, self.merger_times):` with the default 1
+            return self._loop(node, frame, head)
+
+    def _empty_by_default(self, iter_node: cst.BaseExpression, frame: Frame) -> str | None:
+        """A `range(...)` over constructor settings and literals that is empty with the defaults: the
+        loop body needs a non-default setting.  Its description, or None."""
+        if not (isinstance(iter_node, cst.Call) and dotted(iter_node.func) == "range" and 1 <= len(iter_node.args) <= 3
+                and all(a.keyword is None and not a.star for a in iter_node.args) and frame.lookup("range") is None):
+            return None
+        setting = self._setting(frame)
+        bounds, settings = [], []
+        for a in iter_node.args:
+            ok, value = literal(a.value)
+            if not ok:
+                found = setting(a.value)
+                if found is None:
+                    return None
+                settings.append(found)
+                value = found[1]
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            bounds.append(value)
+        if not settings or (len(bounds) == 3 and bounds[2] == 0) or len(range(*bounds)) > 0:
+            return None
+        return ", ".join(f"`{param}` (default {default!r})" for param, default in settings)
 
     def _loop(self, node: cst.For | cst.While, frame: Frame, head: Callable[[], None]) -> bool:
         entry = dict(frame.env)

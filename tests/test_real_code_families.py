@@ -1571,3 +1571,53 @@ def test_a_submodule_chosen_by_configuration_is_reached_with_the_callers_argumen
     """
     assert "EXL042" not in found(src)
     assert "EXL042" in found(src.replace("x + self.pos_embed", "x"))
+
+
+def test_forward_options_are_settings_with_their_defaults_in_library_code():
+    # HF ViT-style `interpolate_pos_encoding: bool = False`, SegGPT's `feature_ensemble` chosen by
+    # `x if x is not None else False`, and a setting's leading conjunct gating the rest of a test.
+    src = """
+    class Embeddings(nn.Module):
+        def forward(self, x, interpolate_pos_encoding: bool = False):
+            if interpolate_pos_encoding:
+                x = F.interpolate(x, scale_factor=float(x.shape[-1]) / 7)
+            return x * int(x.shape[-2])
+
+    class Layer(nn.Module):
+        def forward(self, x, feature_ensemble: bool = False):
+            if feature_ensemble and x.shape[0] // 2 >= 1:
+                x = x.flip(0)
+            return x
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = Layer()
+
+        def forward(self, x, feature_ensemble: bool | None = None):
+            feature_ensemble = feature_ensemble if feature_ensemble is not None else False
+            return self.layer(x, feature_ensemble)
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert got[(5, "EXL042")].severity is Severity.INFO
+    assert "non-default `interpolate_pos_encoding` (default False)" in got[(5, "EXL042")].hint
+    assert got[(6, "EXL042")].severity is Severity.WARNING  # runs with the defaults
+    assert got[(10, "EXL022")].severity is Severity.INFO
+    assert "non-default `feature_ensemble` (default False)" in got[(10, "EXL022")].hint
+
+
+def test_an_optional_part_defaulting_to_none_is_not_a_setting():
+    # torchvision's RoIHeads(keypoint_roi_pool=None): KeypointRCNN sets the part on the built object
+    src = """
+    class Heads(nn.Module):
+        def __init__(self, keypoint_head=None):
+            super().__init__()
+            self.keypoint_head = keypoint_head
+
+        def forward(self, x):
+            if self.keypoint_head is not None:
+                x = x * x.sum().item()
+            return x
+    """
+    got = [d for d in lint(src) if d.code == "EXL001"]
+    assert got and got[0].severity is Severity.WARNING and "non-default" not in got[0].hint

@@ -359,6 +359,10 @@ def config_gate(
             holds = default in value
         elif isinstance(op, cst.NotIn) and isinstance(value, (tuple, list, set)):
             holds = default not in value
+        elif isinstance(op, cst.Is) and value is None:
+            holds = default is None
+        elif isinstance(op, cst.IsNot) and value is None:
+            holds = default is not None
         elif type(op) in _ORDERINGS and _is_number(default) and _is_number(value):
             holds = _ORDERINGS[type(op)](default, value)  # `if chunk_size > 0:` with the default 0
         else:
@@ -390,9 +394,13 @@ def literal(node: cst.BaseExpression) -> tuple[bool, object]:
 def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = None) -> tuple[str, object] | None:
     """(parameter, literal default) when `self.<attr>` is only ever set to an `__init__` parameter.
     With ``field_name``: `self.<attr>` is the configuration object (`self.config = config`) and the
-    setting is its field (`self.config.output_attentions`), with the configuration class's default."""
+    setting is its field (`self.config.output_attentions`), with the configuration class's default;
+    a model whose `__init__(self, config)` hands it to a base class out of reach (transformers'
+    `PreTrainedModel` sets `self.config`) reads it too."""
     for c in cls.iter_mro():
         if c.file is not cls.file and not c.loaded:
+            if field_name is not None and _takes_required(cls, attr):
+                return _config_default(cls, field_name)
             return None
         c.scan_attrs()
         exprs = c.attr_exprs.get(attr)
@@ -416,11 +424,24 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
         for p in params:
             if p.name.value == expr.value and p.default is not None:
                 ok, value = literal(p.default)
-                if not ok or _passed_otherwise(c.file, p.name.value, value):
+                # an optional part (`keypoint_roi_pool=None`) can be set on the built object later
+                # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting
+                if not ok or value is None or _passed_otherwise(c.file, p.name.value, value):
                     return None
                 return p.name.value, value
         return None
     return None
+
+
+def _takes_required(cls: "ClassInfo", name: str) -> bool:
+    """Does the first `__init__` of ``cls``'s line take a parameter ``name`` without a default?"""
+    for c in cls.iter_mro():
+        init = c.methods.get("__init__")
+        if init is not None:
+            return any(p.name.value == name and p.default is None for p in list(init.params.params) + list(init.params.kwonly_params))
+        if c.file is not cls.file and not c.loaded:
+            return False
+    return False
 
 
 _KEYWORDS = NodeMemo(64)

@@ -180,7 +180,7 @@ class Interpreter:
         self.memo: dict[tuple, Val] = {}
         self.active: set[tuple] = set()
         self.depth = 0
-        self._attr_cache: dict[tuple[int, str], Val] = {}
+        self._attr_cache: dict[tuple[int, str], Val | None] = {}
         self.reached: set[int] = set()  # Module classes whose forward has been analyzed
         # Bounds that keep pathological files linear: analyses per function (distinct argument
         # signatures) and per file.
@@ -400,15 +400,22 @@ class Interpreter:
         return True
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
-        cond = self.expr(node.test, frame)
-        kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
-        # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
-        differs = cond.has("mode_differs")
-        inert = differs and (
-            is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
-            or overwritten_arm(node, frame.func.node)
-        )
-        self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
+        # `if feature_ensemble and x.shape[0] // 2 >= k:`: what follows a setting's conjunct is only
+        # evaluated with a non-default setting
+        leading = node.test
+        while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
+            leading = leading.left
+        lead_gate = config_gate(leading, self._setting(frame)) if self.library_mode and leading is not node.test else None
+        with self._context(frame, None, lead_gate):
+            cond = self.expr(node.test, frame)
+            kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
+            # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
+            differs = cond.has("mode_differs")
+            inert = differs and (
+                is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
+                or overwritten_arm(node, frame.func.node)
+            )
+            self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
@@ -459,10 +466,8 @@ class Interpreter:
             value = frame.lookup(name) if name is not None else None
             if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
                 value = self.self_attribute(frame.cls, expr.attr.value, frame)
-            elif value is None and name is not None and name.count(".") == 2 and name.startswith("self.") and frame.cls is not None:
-                # `self.config.output_attentions` of `self.config = config`: the configuration class's default
-                _, obj, field_name = name.split(".")
-                return constructor_default(frame.cls, obj, field_name)
+            elif value is None and isinstance(expr, cst.Attribute):
+                value = self._config_field(expr, frame)
             for tag in value.tags if value is not None else ():
                 if tag.startswith("config:"):
                     param, _, default = tag[len("config:"):].partition("=")
@@ -827,7 +832,22 @@ class Interpreter:
         self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
-        return join([self.expr(node.body, frame), self.expr(node.orelse, frame)])
+        body, orelse = self.expr(node.body, frame), self.expr(node.orelse, frame)
+        if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
+            # a setting chosen by settings (`output_attentions if output_attentions is not None else
+            # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code
+            for gate, chosen, arm in ((config_gate(node.test, self._setting(frame)), orelse, node.orelse),
+                                      (config_gate(node.test, self._setting(frame), negated=True), body, node.body)):
+                if gate is None:
+                    continue
+                ok, value = literal(arm)
+                if ok and not any(t.startswith("config:") for t in chosen.tags):
+                    # `feature_ensemble if feature_ensemble is not None else False`: the setting's
+                    # value by default, not a known truth (a caller may pass True)
+                    name = gate.split("`")[1]
+                    return Val(kinds=chosen.kinds, tags=frozenset({f"config:{name}={value!r}"}))
+                return chosen
+        return join([body, orelse])
 
     def e_NamedExpr(self, node: cst.NamedExpr, frame: Frame) -> Val:
         v = self.expr(node.value, frame)
@@ -889,8 +909,26 @@ class Interpreter:
             local = frame.lookup(name)
             if local is not None:
                 return local
+        field_value = self._config_field(node, frame)
+        if field_value is not None:
+            return field_value
         base = self.expr(node.value, frame)
         return self.attribute(base, node.attr.value, frame)
+
+    def _config_field(self, node: cst.Attribute, frame: Frame) -> Val | None:
+        """`self.config.output_attentions` of `self.config = config` (an `__init__` parameter): a
+        setting with the configuration class's default (library code only), else None."""
+        obj = node.value
+        if not (self.library_mode and frame.cls is not None and isinstance(obj, cst.Attribute)
+                and isinstance(obj.value, cst.Name) and obj.value.value == "self"):
+            return None
+        key = (id(frame.cls), f"{obj.attr.value}.{node.attr.value}")
+        if key not in self._attr_cache:
+            setting = constructor_default(frame.cls, obj.attr.value, node.attr.value)
+            self._attr_cache[key] = None if setting is None else Val(
+                kinds=frozenset({CONST}), tags=frozenset({f"config:{setting[0]}={setting[1]!r}"})
+            )
+        return self._attr_cache[key]
 
     def attribute(self, base: Val, attr: str, frame: Frame) -> Val:
         if isinstance(base.ref, str):  # a module path: torch.float32, math.pi, np.newaxis
@@ -1874,7 +1912,18 @@ def _default_value(p: cst.Param) -> Val:
 
 
 def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
-    """Kind of a parameter when nobody passes it: the forward's inputs, or an uncalled nested function."""
+    """Kind of a parameter when nobody passes it: the forward's inputs, or an uncalled nested function.
+    In library code an option of the forward (`output_attentions: bool = False`) is a setting with
+    its default, like a constructor's: the code only a non-default value runs is gated."""
+    value = _entry_param_kind(p, entry, ref, name, interp)
+    if interp.library_mode and p.default is not None and value.kinds <= {CONST, NONE} and value.kinds:
+        ok, default = literal(p.default)
+        if ok and (default is None or isinstance(default, (bool, int, float, str))):
+            value = value.with_(tags=value.tags | {f"config:{name}={default!r}"})
+    return value
+
+
+def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
     if not entry:
         return UNKNOWN
     default = p.default

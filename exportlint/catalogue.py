@@ -75,8 +75,9 @@ _TABLE = [
 ]
 
 # One finding per condition: when both codes fire on the same expression, the first one wins
-# (a condition that is data-dependent in one analysis and shape-dependent in another is EXL020).
-SUPERSEDES = {("EXL020", "EXL022")}
+# (a condition that is data-dependent in one analysis and shape-dependent in another is EXL020;
+# an `int()` of a value that is data-dependent in one analysis and a size in another is EXL003).
+SUPERSEDES = {("EXL020", "EXL022"), ("EXL003", "EXL042")}
 SUPERSEDING = {win for win, _ in SUPERSEDES}
 SUPERSEDED = {lose for _, lose in SUPERSEDES}
 

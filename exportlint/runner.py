@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from exportlint.cache import Cache, content_hash, file_keys
-from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDING
+from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDES, SUPERSEDING
 from exportlint.config import Settings
 from exportlint.diagnostics import Diagnostic, FileReport, Note, Target
 from exportlint.files import SourceError, check_size, decode_source, discover, read_source, split_lines
@@ -309,12 +309,12 @@ def finalize(path: str, diagnostics: list[Diagnostic], settings: Settings, sourc
     kept: list[Diagnostic] = []
     # A helper reached from several models (in several files' analyses) can be found data-dependent
     # in one and shape-dependent in another: one finding per condition, the stronger code.
-    data_at = {(d.line, d.column) for d in diagnostics if d.code in SUPERSEDING}
+    data_at = {(d.line, d.column, d.code) for d in diagnostics if d.code in SUPERSEDING}
     for d in diagnostics:
         identity = d.identity()
         if identity in seen or d.code not in settings.enabled_codes or d.code in ignored:
             continue
-        if d.code in SUPERSEDED and (d.line, d.column) in data_at:
+        if d.code in SUPERSEDED and any((d.line, d.column, win) in data_at for win, lose in SUPERSEDES if lose == d.code):
             continue
         seen.add(identity)
         d.severity = settings.severity.get(d.code, d.severity)

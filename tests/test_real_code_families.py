@@ -1621,3 +1621,43 @@ def test_an_optional_part_defaulting_to_none_is_not_a_setting():
     """
     got = [d for d in lint(src) if d.code == "EXL001"]
     assert got and got[0].severity is Severity.WARNING and "non-default" not in got[0].hint
+
+
+def test_a_submodule_built_from_a_class_its_callers_pass_is_reached_with_real_sizes():
+    # HF Swin: `SwinStage(..., downsample=SwinPatchMerging if i < n - 1 else None)` and
+    # `self.downsample = downsample(dim=dim) if downsample is not None else None`: the merging layer's
+    # padding test on the stage's sizes is a TracerWarning line (missed while the class was unknown).
+    src = """
+    class PatchMerging(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.reduction = nn.Linear(4 * dim, 2 * dim)
+
+        def forward(self, x, dims):
+            height, width = dims
+            if (height % 2 == 1) or (width % 2 == 1):
+                x = F.pad(x, (0, 0, 0, width % 2, 0, height % 2))
+            return self.reduction(x)
+
+    class Stage(nn.Module):
+        def __init__(self, dim, downsample):
+            super().__init__()
+            self.downsample = downsample(dim=dim) if downsample is not None else None
+
+        def forward(self, x):
+            dims = (x.shape[1], x.shape[2])
+            if self.downsample is not None:
+                x = self.downsample(x, dims)
+            return x
+
+    class Encoder(nn.Module):
+        def __init__(self, n=3):
+            super().__init__()
+            self.stages = nn.ModuleList([Stage(8, downsample=PatchMerging if i < n - 1 else None) for i in range(n)])
+
+        def forward(self, x):
+            for stage in self.stages:
+                x = stage(x)
+            return x
+    """
+    assert (9, "EXL022") in codes(src, "trace") and (9, "EXL022") in codes(src)

@@ -444,6 +444,53 @@ def _takes_required(cls: "ClassInfo", name: str) -> bool:
     return False
 
 
+_CALLS = NodeMemo(64)
+
+
+def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | None:
+    """What the calls building ``cls`` in its own file pass for its `__init__` parameter ``param``
+    (HF Swin: `SwinStage(..., downsample=SwinPatchMerging if i < n - 1 else None)`), with the
+    parameter's default when a call does not pass it; None when ``param`` is not a parameter of
+    its `__init__`, the file's syntax is not at hand or no call builds it."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return None
+    # the file's syntax: the whole module, or the classes already parsed (a file indexed lazily)
+    trees = [cls.file.module] if cls.file.module is not None else [c.node for c in cls.file.classes.values() if c.loaded]
+    params = [p for p in list(init.params.posonly_params) + list(init.params.params)][1:]
+    index = next((i for i, p in enumerate(params) if p.name.value == param), None)
+    default = next((p.default for p in params + list(init.params.kwonly_params) if p.name.value == param), None)
+    if index is None and default is None and not any(p.name.value == param for p in init.params.kwonly_params):
+        return None
+
+    def collect(tree: cst.CSTNode) -> dict[str, list[cst.Call]]:
+        found: dict[str, list[cst.Call]] = {}
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                name = dotted(n.func)
+                if name is not None:
+                    found.setdefault(name.rsplit(".", 1)[-1], []).append(n)
+
+        tree.visit(V())
+        return found
+
+    out: list[cst.BaseExpression] = []
+    calls = [c for tree in trees for c in _CALLS.get(tree, lambda: collect(tree)).get(cls.name, [])]
+    for call in calls:
+        if any(a.star for a in call.args):
+            return None
+        passed = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+        if passed is None and index is not None:
+            positional = [a.value for a in call.args if a.keyword is None]
+            passed = positional[index] if index < len(positional) else None
+        passed = passed if passed is not None else default
+        if passed is None:
+            return None
+        out.append(passed)
+    return out or None
+
+
 _KEYWORDS = NodeMemo(64)
 
 

@@ -25,6 +25,7 @@ from exportlint.analysis.code_facts import (
     alternative_arms,
     body_statements,
     checked_before_use,
+    class_arguments,
     config_gate,
     constructor_default,
     fills_optional_input,
@@ -2041,6 +2042,25 @@ _TUPLE_RETURNING_NN = {
 }
 
 
+def _class_parameter(cls: ClassInfo, param: str) -> Val | None:
+    """The submodule an `__init__` parameter holding a class builds (`downsample(...)` with
+    `downsample=SwinPatchMerging` or None from the calls building ``cls``): the module classes of the
+    file those calls pass, joined; None unless every class passed is a module class of the file."""
+    args = class_arguments(cls, param)
+    if not args:
+        return None
+    options: list[Val] = []
+    for arg in args:
+        for option in (arg.body, arg.orelse) if isinstance(arg, cst.IfExp) else (arg,):
+            if isinstance(option, cst.Name) and option.value == "None":
+                continue  # the part is left out (`if downsample is not None:`)
+            target = cls.file.classes.get(option.value) if isinstance(option, cst.Name) else None
+            if target is None or not target.is_module():
+                return None
+            options.append(_module_val(target))
+    return join(options) if options else None
+
+
 def _module_val(ref: "ClassInfo | str | None", ctor: "tuple[cst.Call, FileIndex] | None" = None) -> Val:
     """A submodule; ``ref`` is its class (linted set) or qualified name (torch.nn.X), ``ctor`` the
     constructor call of a torch.nn layer (what it was built with)."""
@@ -2089,7 +2109,12 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         known = static_predicate(expr.test, fi, target)
         if known is not None:  # `torch.tensor(...) if torch.jit.is_tracing() else min(res)`
             return _classify_attr_expr(expr.body if known else expr.orelse, cls, target)
-        return join([_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)])
+        arms = [_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)]
+        if any(a.has("module") for a in arms):
+            # `downsample(dim) if downsample is not None else None`: the part, where it exists
+            # (code calls it under `if self.downsample is not None:`)
+            arms = [a for a in arms if a.kinds != {NONE}]
+        return join(arms)
     if isinstance(expr, (cst.List, cst.Tuple)):
         parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]
         if parts and all(p.has("module") for p in parts):
@@ -2128,6 +2153,10 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             target = fi.project.find_class(qual)
         if target is not None:
             return _module_val(target) if target.is_module() else UNKNOWN
+        if isinstance(expr.func, cst.Name):
+            built = _class_parameter(cls, expr.func.value)
+            if built is not None:  # `self.downsample = downsample(...)` of the classes its callers pass
+                return built
         last = name.rsplit(".", 1)[-1] if name else ""
         if last in _SHAPE_KEEPING_FACTORIES:
             # `self.norm1 = norm_layer(dim)`, `self.act = act_layer()`: a constructor argument that is a

@@ -1661,3 +1661,25 @@ def test_a_submodule_built_from_a_class_its_callers_pass_is_reached_with_real_si
             return x
     """
     assert (9, "EXL022") in codes(src, "trace") and (9, "EXL022") in codes(src)
+
+
+def test_constant_size_arguments_fix_the_dims_they_build():
+    # torchvision's batch_images: `batched = images[0].new_full(...)` / `new_zeros(len(images), ...)`
+    # has as many rows as the input list (fixed by the input's structure); `view(B, N, 8, 64)` fixes
+    # its head dims; a `-1` (or sizes hidden behind `*shape`) stays what it was.
+    src = """
+    class Batch(nn.Module):
+        def forward(self, images: list[torch.Tensor], x):
+            batched = x.new_zeros(len(images), 3, 8, 8)
+            for i in range(batched.shape[0]):
+                batched[i] = batched[i] + 1
+            y = x.view(x.shape[0], x.shape[1], 8, 64)
+            if y.shape[2] == 8:
+                y = y + 1
+            shape = (x.shape[0], -1, 64)
+            z = x.view(*shape)
+            if z.shape[1] > 4:
+                z = z + 1
+            return batched, y, z
+    """
+    assert codes(src) == {(12, "EXL022")}

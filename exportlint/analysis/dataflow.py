@@ -53,6 +53,7 @@ from exportlint.analysis.dims import (
     declared_axis,
     layer_fixed_axis,
     literal_axis,
+    sized_dims,
     param_shape_tag,
     shape_seq_of,
     size_kind,
@@ -1283,6 +1284,13 @@ class Interpreter:
                 frame.env[name] = v.with_(tags=v.tags | {"checked"})
 
     def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        result = self._call_torch(node, qual, args, frame)
+        spec = api.SIZE_FUNCS.get(qual)
+        if spec is not None and qual in api.FACTORY_FUNCS:  # torch.zeros(2, n): the constant dims are fixed
+            result = sized_dims(result, *spec, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
+        return result
+
+    def _call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
         if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
             self.mark_checked(node, frame)
         self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
@@ -1527,6 +1535,11 @@ class Interpreter:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats, self.checking > 0), frame)
         result = self._method_result(receiver, name, args)
+        if name in api.SIZE_METHODS and not receiver.has("dds_shape") and not data_shape:
+            positions, names = api.SIZE_METHODS[name]
+            if name in ("new_zeros", "new_ones", "new_empty") and len(args.positional) > 1:
+                positions = "all"  # x.new_zeros(b, c): sizes as separate arguments
+            result = sized_dims(result, positions, names, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
         if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
             return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})

@@ -209,3 +209,35 @@ def split_parts(name: str, sizes: "Val | None", prov: tuple[Step, ...]) -> Val:
     if name in ("split", "split_with_sizes", "tensor_split") and sizes is not None and sizes.contains(lambda v: v.is_dds):
         part = part.with_(tags=part.tags | {"dds_shape"})
     return seq_of(part, "tensor_seq")
+
+
+def sized_dims(result: Val, positions: object, names: "tuple[str, ...]", positional: "list[Val]",
+               nodes: "list[cst.BaseExpression]", keywords: "dict[str, Val]", kw_nodes: "dict[str, cst.BaseExpression]") -> Val:
+    """`x.new_zeros(len(images), C, H, W)`, `torch.zeros(2, n)`, `x.view(B, N, 8, 64)`: a dim whose
+    size argument is a constant (not a size, not `-1`) is fixed, and the rank is the number of size
+    arguments.  Nothing is added when the sizes are not spelled out one by one."""
+    if not result.is_tensor:
+        return result
+    if positions == "all" and positional:
+        sizes, size_nodes = list(positional), list(nodes[: len(positional)])
+        if len(sizes) == 1:
+            whole = sizes[0]
+            if whole.items is None or not isinstance(size_nodes[0], (cst.Tuple, cst.List)):
+                return result
+            sizes, size_nodes = list(whole.items), [e.value for e in size_nodes[0].elements]
+    else:
+        index = positions[0] if isinstance(positions, tuple) and positions else None
+        whole, node = (positional[index], nodes[index]) if index is not None and index < len(positional) else (
+            keywords.get(names[0]), kw_nodes.get(names[0]))
+        if whole is None or whole.items is None or not isinstance(node, (cst.Tuple, cst.List)):
+            return result
+        sizes, size_nodes = list(whole.items), [e.value for e in node.elements]
+    if (len(sizes) != len(size_nodes) or any(isinstance(n, cst.StarredElement) for n in size_nodes)
+            or len({id(n) for n in size_nodes}) != len(size_nodes)):
+        return result  # `x.view(*proj_shape)`: which element is `-1` is not spelled out
+    tags = {f"rank:{len(sizes)}"}
+    for i, (v, n) in enumerate(zip(sizes, size_nodes)):
+        if v.kinds == {CONST} and not (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Minus)):
+            tags.add(f"fixed:{i}")
+    kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:", "dims:"))}
+    return result.with_(tags=frozenset(kept | tags))

@@ -455,13 +455,13 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     init = cls.methods.get("__init__")
     if init is None:
         return None
-    # the file's syntax: the whole module, or the classes already parsed (a file indexed lazily)
-    trees = [cls.file.module] if cls.file.module is not None else [c.node for c in cls.file.classes.values() if c.loaded]
     params = [p for p in list(init.params.posonly_params) + list(init.params.params)][1:]
     index = next((i for i, p in enumerate(params) if p.name.value == param), None)
     default = next((p.default for p in params + list(init.params.kwonly_params) if p.name.value == param), None)
     if index is None and default is None and not any(p.name.value == param for p in init.params.kwonly_params):
         return None
+    # the file's syntax: the whole module, or the classes already parsed (a file indexed lazily)
+    trees = [cls.file.module] if cls.file.module is not None else [c.node for c in cls.file.classes.values() if c.loaded]
 
     def collect(tree: cst.CSTNode) -> dict[str, list[cst.Call]]:
         found: dict[str, list[cst.Call]] = {}
@@ -491,31 +491,39 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     return out or None
 
 
-_KEYWORDS = NodeMemo(64)
+_KEYWORDS: dict[int, tuple[str, dict[str, list[ast.expr]]]] = {}
 
 
 def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
-    char encoder with `CanineLayer(..., local=True)`)?  True when the file's syntax is not at hand."""
-    module = file.module
-    if module is None:
+    char encoder with `CanineLayer(..., local=True)`)?  True when the file's text is not at hand.
+    Read with Python's own parser (a libcst visit of a large model file costs a tenth of a second)."""
+    text = file.source
+    if text is None and file.module is not None:
+        text = file.module.code
+    if text is None:
         return True
-
-    def collect() -> dict[str, list[cst.BaseExpression]]:
-        found: dict[str, list[cst.BaseExpression]] = {}
-
-        class V(cst.CSTVisitor):
-            def visit_Call(self, n: cst.Call) -> None:
-                for a in n.args:
-                    if a.keyword is not None:
-                        found.setdefault(a.keyword.value, []).append(a.value)
-
-        module.visit(V())
-        return found
-
-    for value in _KEYWORDS.get(module, collect).get(param, ()):
-        ok, passed = literal(value)
-        if not ok or passed != default:
+    hit = _KEYWORDS.get(id(file))
+    if hit is None or hit[0] is not text:
+        found: dict[str, list[ast.expr]] = {}
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call):
+                for k in n.keywords:
+                    if k.arg is not None:
+                        found.setdefault(k.arg, []).append(k.value)
+        if len(_KEYWORDS) > 64:
+            _KEYWORDS.clear()
+        hit = _KEYWORDS[id(file)] = (text, found)
+    for value in hit[1].get(param, ()):
+        try:
+            passed = ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return True
+        if passed != default:
             return True
     return False
 
@@ -529,9 +537,7 @@ def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | N
         return None
     folder = os.path.dirname(os.path.abspath(cls.file.path))
     found: list[object] = []
-    for path in project.paths:
-        if os.path.dirname(path) != folder or not os.path.basename(path).startswith("configuration_"):
-            continue
+    for path in _configuration_files(project).get(folder, ()):
         index = project.index(path)
         for config in (index.classes.values() if index is not None else ()):
             if not config.name.endswith("Config"):
@@ -543,6 +549,23 @@ def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | N
     if len(found) != 1 or found[0] is _NOT_LITERAL:
         return None
     return f"config.{field_name}", found[0]
+
+
+_CONFIG_FILES: dict[int, tuple[Any, dict[str, list[str]]]] = {}
+
+
+def _configuration_files(project: Any) -> dict[str, list[str]]:
+    """The linted `configuration_*.py` files by folder (computed once per project)."""
+    hit = _CONFIG_FILES.get(id(project))
+    if hit is None or hit[0] is not project:
+        by_folder: dict[str, list[str]] = {}
+        for path in project.paths:
+            if os.path.basename(path).startswith("configuration_"):
+                by_folder.setdefault(os.path.dirname(path), []).append(path)
+        if len(_CONFIG_FILES) > 8:
+            _CONFIG_FILES.clear()
+        hit = _CONFIG_FILES[id(project)] = (project, by_folder)
+    return hit[1]
 
 
 _NOT_LITERAL = object()

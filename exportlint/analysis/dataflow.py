@@ -408,7 +408,7 @@ class Interpreter:
         while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
             leading = leading.left
         lead_gate = config_gate(leading, self._setting(frame)) if self.library_mode and leading is not node.test else None
-        with self._context(frame, None, lead_gate):
+        with self._context(frame, None, lead_gate) if lead_gate is not None else contextlib.nullcontext():
             cond = self.expr(node.test, frame)
             kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
             # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)

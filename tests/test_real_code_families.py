@@ -1683,3 +1683,28 @@ def test_constant_size_arguments_fix_the_dims_they_build():
             return batched, y, z
     """
     assert codes(src) == {(12, "EXL022")}
+
+
+def test_a_finding_behind_an_earlier_export_failure_on_the_same_path_says_so():
+    # Longformer / FastSpeech2 shape: an unconditional data-dependent `if` fails torch.export, so the
+    # nonzero() after it is only reached once that is fixed; one inside an arm, or after a
+    # short-circuiting test, does not stop the path.
+    src = """
+    class Head(nn.Module):
+        def forward(self, x, ids):
+            if ids.sum() == 0:
+                x = x * 2
+            return x[ids.nonzero()]
+
+    class Other(nn.Module):
+        def forward(self, x, ids, flag: bool = True):
+            if flag:
+                if ids.sum() == 0:
+                    x = x * 2
+            if flag and ids.max() > 0:
+                x = x + 1
+            return x[ids.nonzero()]
+    """
+    got = {d.line - 3: d for d in lint(src) if d.code == "EXL032"}
+    assert "torch.export stops earlier on this path, at line 7 (EXL020)" in got[6].hint
+    assert "stops earlier" not in got[15].hint

@@ -320,6 +320,57 @@ def _suite_of(node: cst.CSTNode, fn: cst.CSTNode) -> "list[cst.CSTNode] | None":
     return v.suite
 
 
+_EXITS = NodeMemo()
+
+
+def may_exit_early(stmt: cst.CSTNode) -> bool:
+    """Does a compound statement hold a `return` (or a `break` / `continue` of an enclosing loop),
+    so that the statements after it may not run?  A `raise` does not count: an export that raises
+    has failed anyway (validation guards)."""
+    def compute() -> bool:
+        class V(cst.CSTVisitor):
+            found = False
+            loops = 0
+
+            def visit_Return(self, n: cst.Return) -> None:
+                self.found = True
+
+            def visit_Break(self, n: cst.Break) -> None:
+                self.found = self.found or self.loops == 0
+
+            def visit_Continue(self, n: cst.Continue) -> None:
+                self.found = self.found or self.loops == 0
+
+            def visit_For(self, n: cst.For) -> None:
+                self.loops += 1
+
+            def leave_For(self, n: cst.For) -> None:
+                self.loops -= 1
+
+            def visit_While(self, n: cst.While) -> None:
+                self.loops += 1
+
+            def leave_While(self, n: cst.While) -> None:
+                self.loops -= 1
+
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_ClassDef(self, n: cst.ClassDef) -> bool:
+                return False
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:
+                return False
+
+        v = V()
+        if isinstance(stmt, (cst.For, cst.While)):
+            v.loops = 1  # a loop's own break / continue stay inside it
+        stmt.visit(v)
+        return v.found
+
+    return _EXITS.get(stmt, compute)
+
+
 _HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
 
 

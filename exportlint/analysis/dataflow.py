@@ -40,6 +40,7 @@ from exportlint.analysis.code_facts import (
     is_training_only,
     known_false,
     literal,
+    may_exit_early,
     overwritten_arm,
     shortcut_return,
     static_predicate,
@@ -170,6 +171,25 @@ class Frame:
         return None
 
 
+class _Conditional:
+    """`with interp._conditional():` (a plain class: a generator-based context manager costs more on
+    this hot path)."""
+
+    __slots__ = ("interp",)
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+
+    def __enter__(self) -> None:
+        self.interp.cond_depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.interp.cond_depth -= 1
+
+
+_COMPOUND = (cst.If, cst.For, cst.While, cst.Try, cst.With)
+
+
 class Interpreter:
     def __init__(self, file: FileIndex, sink: Sink, target: Target = Target.EXPORT, plan: Any = None) -> None:
         self.file = file
@@ -195,6 +215,8 @@ class Interpreter:
         self.assigning: list[tuple[cst.Assign, cst.CSTNode]] = []  # the assignments being evaluated, innermost last
         # (bypass, gate) of the arms being analysed: see Frame
         self.context_stack: list[tuple[str | None, str | None]] = []
+        # > 0 while analysing code that may not run on an export's path (see _conditional)
+        self.cond_depth = 0
         self.library_mode = False  # every Module is a root (no export call names them)
 
     # ================================================================ entry points
@@ -221,6 +243,10 @@ class Interpreter:
                 self.reached.add(id(cls))
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
                 self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
+                self.cond_depth = 0
+                begin = getattr(self.sink, "begin_root", None)
+                if begin is not None:
+                    begin(self)
                 self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
 
     # ================================================================ functions
@@ -274,15 +300,27 @@ class Interpreter:
     def block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> bool:
         """Execute statements; False when control cannot fall through (return/raise/...)."""
         stmts = list(stmts)
+        # Statements after one that may leave early (`if c: return x`) may not run.  The depth is
+        # restored without try/finally (hot path): an exception leaves it raised, which only makes
+        # later failures count as conditional; each root starts from 0.
+        exited = False
+        try_result = True
         for i, stmt in enumerate(stmts):
             if not self.stmt(stmt, frame):
-                return False
+                try_result = False
+                break
+            if not exited and type(stmt) in _COMPOUND and may_exit_early(stmt):
+                exited = True
+                self.cond_depth += 1
             gate = self._gate_after(stmt, frame)
             if gate is not None:
                 # `if not self.quant_mode: return x`: what follows runs only with a non-default setting
                 with self._context(frame, None, gate):
-                    return self.block(stmts[i + 1 :], frame)
-        return True
+                    try_result = self.block(stmts[i + 1 :], frame)
+                break
+        if exited:
+            self.cond_depth -= 1
+        return try_result
 
     def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> str | None:
         if not (self.library_mode and isinstance(stmt, cst.If) and stmt.orelse is None):
@@ -418,6 +456,17 @@ class Interpreter:
                 or overwritten_arm(node, frame.func.node)
             )
             self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
+        if cond.truth is not None:
+            return self._if_arms(node, frame, cond)
+        with self._conditional():
+            return self._if_arms(node, frame, cond)
+
+    def _conditional(self) -> "_Conditional":
+        """Code that may not run on an export's path (an arm, a loop body, a handler, what follows an
+        early exit): an export failure in it does not stop the path (see engine._Dispatcher)."""
+        return _Conditional(self)
+
+    def _if_arms(self, node: cst.If, frame: Frame, cond: Val) -> bool:
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
         before = dict(frame.env)
@@ -545,7 +594,8 @@ class Interpreter:
             except _DeadLoop:  # `while` on a condition that is False under export
                 frame.env = dict(state)
                 break
-            self.block(body_statements(node.body), frame)
+            with self._conditional():
+                self.block(body_statements(node.body), frame)
             new_state = _join_envs([state, frame.env])
             if _same_env(new_state, state):
                 break
@@ -553,7 +603,8 @@ class Interpreter:
         exits = frame.loop_exits.pop()
         frame.env = _join_envs([state] + exits)
         if node.orelse is not None:
-            self.block(body_statements(node.orelse.body), frame)
+            with self._conditional():
+                self.block(body_statements(node.orelse.body), frame)
         return True
 
     def s_With(self, node: cst.With, frame: Frame) -> bool:
@@ -564,6 +615,10 @@ class Interpreter:
         return self.block(body_statements(node.body), frame)
 
     def s_Try(self, node: cst.Try, frame: Frame) -> bool:
+        with self._conditional():  # a failure inside `try:` may be caught
+            return self._try(node, frame)
+
+    def _try(self, node: cst.Try, frame: Frame) -> bool:
         before = dict(frame.env)
         outs = []
         if self.block(body_statements(node.body), frame):
@@ -771,7 +826,11 @@ class Interpreter:
         known = left.truth
         if known is (not is_and):
             return left  # `self.training and …` in eval mode: the right side never runs
-        right = self.expr(node.right, frame)
+        if known is None:
+            with self._conditional():  # short-circuit: the right side may not run
+                right = self.expr(node.right, frame)
+        else:
+            right = self.expr(node.right, frame)
         if known is not None:
             return right  # the left side is known and does not decide
         out = join([left, right])
@@ -834,7 +893,8 @@ class Interpreter:
         self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
-        body, orelse = self.expr(node.body, frame), self.expr(node.orelse, frame)
+        with self._conditional():
+            body, orelse = self.expr(node.body, frame), self.expr(node.orelse, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code

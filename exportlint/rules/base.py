@@ -31,6 +31,8 @@ class Finding:
     fix: "Callable[[FixSite], FixPlan | None] | None" = None
     # Provenance beyond the value's history, e.g. the export call a finding is about: Notes.
     notes: tuple = ()
+    # An error on the same root's unconditional path that torch.export stops at first (engine).
+    after: "Finding | None" = None
 
 
 @dataclass

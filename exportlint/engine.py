@@ -11,7 +11,6 @@ import ast
 import os
 import re
 import traceback
-from typing import Any
 
 import libcst as cst
 
@@ -48,9 +47,9 @@ class _Dispatcher:
         self._contexts: dict[int, RuleContext] = {}
         # The first export failure on the current root's unconditional path (see begin_root)
         self.stopped: Finding | None = None
-        self.interp: Any = None
+        self.interp: Interpreter | None = None
 
-    def begin_root(self, interp: Any) -> None:
+    def begin_root(self, interp: Interpreter) -> None:
         """A new exported root is analysed: nothing has failed on its path yet."""
         self.stopped, self.interp = None, interp
 

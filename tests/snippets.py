@@ -27,15 +27,20 @@ def just_codes(src: str, target: str = "export") -> set[str]:
     return {c for _, c in codes(src, target)}
 
 
-def lint_tree(root: Path, files: dict[str, str]) -> dict[str, set[tuple[int, str]]]:
-    """Write ``files`` under ``root``, lint each with one project: {relative path: {(line, code)}}."""
+def write_tree(root: Path, files: dict[str, str]) -> tuple[list[Path], Project]:
+    """Write ``files`` (dedented) under ``root``: their paths and one project of them."""
     paths = []
     for rel, src in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(textwrap.dedent(src), encoding="utf-8")
         paths.append(p)
-    project = Project([str(p) for p in paths])
+    return paths, Project([str(p) for p in paths])
+
+
+def lint_tree(root: Path, files: dict[str, str]) -> dict[str, set[tuple[int, str]]]:
+    """Write ``files`` under ``root``, lint each with one project: {relative path: {(line, code)}}."""
+    paths, project = write_tree(root, files)
     out: dict[str, set[tuple[int, str]]] = {}
     for p in paths:
         for d in analyze_source(p.read_text(encoding="utf-8"), str(p), Target.EXPORT, project):

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from exportlint.diagnostics import Severity
-from snippets import codes, lint
+from snippets import codes, lint, write_tree
 
 
 def found(src: str, target: str = "export") -> set[str]:
@@ -1236,7 +1236,6 @@ def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_
     # transformers: `chunk_size_feed_forward` is declared by PreTrainedConfig (another file); `if
     # chunk_size > 0:` in a shared helper; `for i in range(1, self.merger_times)` (MiniCPM-V, default 1);
     # `if self.config.hidden_stride > 1:` (Ovis2).  Each arm needs a non-default configuration.
-    from exportlint.analysis.project import Project
     from exportlint.diagnostics import Target
     from exportlint.engine import analyze_source
 
@@ -1286,14 +1285,8 @@ def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_
                     return apply_chunking(self.lin, self.chunk, x)
             """,
     }
-    paths = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-        paths.append(str(path))
+    _, project = write_tree(tmp_path, files)
     model = tmp_path / "pkg/foo/modeling_foo.py"
-    project = Project(paths)
     found = analyze_source(model.read_text(), str(model), Target.EXPORT, project)
     got = {d.line: d for d in found if d.code == "EXL001" and d.path == str(model)}
     assert {line: d.severity for line, d in got.items()} == {17: Severity.INFO, 19: Severity.INFO, 21: Severity.ERROR}

@@ -381,10 +381,24 @@ def config_gate(
     (or `if crop_scale:` of a parameter that received it): the arm runs only with a non-default
     configuration.  ``setting`` says which constructor setting (parameter, default) an operand is,
     if any.  A description of the gate (for the finding's hint), or None.  Through `and` (every
-    conjunct must hold), `not`, `==` / `!=` / `in` against literals; ``negated``: for the `else` arm."""
+    conjunct must hold), `not`, `==` / `!=` / `in` / `is None` / orderings against literals;
+    ``negated``: for the `else` arm."""
+    found = gating_setting(test, setting, negated)
+    return None if found is None else describe_setting(*found)
+
+
+def describe_setting(param: str, default: object) -> str:
+    """How a hint names a setting: "`config.merger_times` (default 1)"."""
+    return f"`{param}` (default {default!r})"
+
+
+def gating_setting(
+    test: cst.BaseExpression, setting: "Callable[[cst.BaseExpression], tuple[str, object] | None]", negated: bool = False
+) -> tuple[str, object] | None:
+    """The setting (parameter, default) whose default makes ``test`` fail (see :func:`config_gate`)."""
     if isinstance(test, cst.BooleanOperation):
         if isinstance(test.operator, cst.And) and not negated:
-            return config_gate(test.left, setting) or config_gate(test.right, setting)
+            return gating_setting(test.left, setting) or gating_setting(test.right, setting)
         return None
     negate = negated
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -422,7 +436,12 @@ def config_gate(
         holds = bool(default)
     if negate:
         holds = not holds
-    return None if holds else f"`{param}` (default {default!r})"
+    return None if holds else (param, default)
+
+
+def named_params(fn: cst.FunctionDef) -> list[cst.Param]:
+    """A function's parameters that callers can pass by name (positional-only ones excluded)."""
+    return list(fn.params.params) + list(fn.params.kwonly_params)
 
 
 _ORDERINGS: dict[type, Callable[[Any, Any], bool]] = {
@@ -462,7 +481,7 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
         init = c.methods.get("__init__")
         if init is None:
             return None
-        params = list(init.params.params) + list(init.params.kwonly_params)
+        params = named_params(init)
         expr = exprs[0]
         if field_name is not None:
             if isinstance(expr, cst.Name) and any(p.name.value == expr.value and p.default is None for p in params):
@@ -489,7 +508,7 @@ def _takes_required(cls: "ClassInfo", name: str) -> bool:
     for c in cls.iter_mro():
         init = c.methods.get("__init__")
         if init is not None:
-            return any(p.name.value == name and p.default is None for p in list(init.params.params) + list(init.params.kwonly_params))
+            return any(p.name.value == name and p.default is None for p in named_params(init))
         if c.file is not cls.file and not c.loaded:
             return False
     return False
@@ -506,7 +525,7 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     init = cls.methods.get("__init__")
     if init is None:
         return None
-    params = [p for p in list(init.params.posonly_params) + list(init.params.params)][1:]
+    params = (list(init.params.posonly_params) + list(init.params.params))[1:]  # after `self`
     index = next((i for i, p in enumerate(params) if p.name.value == param), None)
     default = next((p.default for p in params + list(init.params.kwonly_params) if p.name.value == param), None)
     if index is None and default is None and not any(p.name.value == param for p in init.params.kwonly_params):
@@ -627,7 +646,7 @@ def _config_field(config: "ClassInfo", field_name: str) -> object | None:
     or a class-level `field: type = literal` (transformers 5's dataclass-style configs); None when the
     class does not take it, ``_NOT_LITERAL`` when the default is not a literal."""
     init = config.methods.get("__init__")
-    for p in (list(init.params.params) + list(init.params.kwonly_params)) if init is not None else ():
+    for p in named_params(init) if init is not None else ():
         if p.name.value == field_name and p.default is not None:
             ok, value = literal(p.default)
             return value if ok else _NOT_LITERAL

@@ -28,7 +28,9 @@ from exportlint.analysis.code_facts import (
     class_arguments,
     config_gate,
     constructor_default,
+    describe_setting,
     fills_optional_input,
+    gating_setting,
     precomputed_bypass,
     ends_in_failure,
     fills_default,
@@ -171,6 +173,11 @@ class Frame:
         return None
 
 
+def config_tag(param: str, default: object) -> str:
+    """The tag a setting's value carries (read back by ``Interpreter._setting``)."""
+    return f"config:{param}={default!r}"
+
+
 class _Conditional:
     """`with interp._conditional():` (a plain class: a generator-based context manager costs more on
     this hot path)."""
@@ -304,10 +311,10 @@ class Interpreter:
         # restored without try/finally (hot path): an exception leaves it raised, which only makes
         # later failures count as conditional; each root starts from 0.
         exited = False
-        try_result = True
+        result = True
         for i, stmt in enumerate(stmts):
             if not self.stmt(stmt, frame):
-                try_result = False
+                result = False
                 break
             if not exited and type(stmt) in _COMPOUND and may_exit_early(stmt):
                 exited = True
@@ -316,11 +323,11 @@ class Interpreter:
             if gate is not None:
                 # `if not self.quant_mode: return x`: what follows runs only with a non-default setting
                 with self._context(frame, None, gate):
-                    try_result = self.block(stmts[i + 1 :], frame)
+                    result = self.block(stmts[i + 1 :], frame)
                 break
         if exited:
             self.cond_depth -= 1
-        return try_result
+        return result
 
     def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> str | None:
         if not (self.library_mode and isinstance(stmt, cst.If) and stmt.orelse is None):
@@ -518,7 +525,7 @@ class Interpreter:
             if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
                 value = self.self_attribute(frame.cls, expr.attr.value, frame)
             elif value is None and isinstance(expr, cst.Attribute):
-                value = self._config_field(expr, frame)
+                value = self._config_read(expr, frame)
             for tag in value.tags if value is not None else ():
                 if tag.startswith("config:"):
                     param, _, default = tag[len("config:"):].partition("=")
@@ -581,7 +588,7 @@ class Interpreter:
             bounds.append(value)
         if not settings or (len(bounds) == 3 and bounds[2] == 0) or len(range(*bounds)) > 0:
             return None
-        return ", ".join(f"`{param}` (default {default!r})" for param, default in settings)
+        return ", ".join(describe_setting(param, default) for param, default in settings)
 
     def _loop(self, node: cst.For | cst.While, frame: Frame, head: Callable[[], None]) -> bool:
         entry = dict(frame.env)
@@ -898,16 +905,15 @@ class Interpreter:
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code
-            for gate, chosen, arm in ((config_gate(node.test, self._setting(frame)), orelse, node.orelse),
-                                      (config_gate(node.test, self._setting(frame), negated=True), body, node.body)):
+            for gate, chosen, arm in ((gating_setting(node.test, self._setting(frame)), orelse, node.orelse),
+                                      (gating_setting(node.test, self._setting(frame), negated=True), body, node.body)):
                 if gate is None:
                     continue
                 ok, value = literal(arm)
                 if ok and not any(t.startswith("config:") for t in chosen.tags):
                     # `feature_ensemble if feature_ensemble is not None else False`: the setting's
                     # value by default, not a known truth (a caller may pass True)
-                    name = gate.split("`")[1]
-                    return Val(kinds=chosen.kinds, tags=frozenset({f"config:{name}={value!r}"}))
+                    return Val(kinds=chosen.kinds, tags=frozenset({config_tag(gate[0], value)}))
                 return chosen
         return join([body, orelse])
 
@@ -971,13 +977,13 @@ class Interpreter:
             local = frame.lookup(name)
             if local is not None:
                 return local
-        field_value = self._config_field(node, frame)
+        field_value = self._config_read(node, frame)
         if field_value is not None:
             return field_value
         base = self.expr(node.value, frame)
         return self.attribute(base, node.attr.value, frame)
 
-    def _config_field(self, node: cst.Attribute, frame: Frame) -> Val | None:
+    def _config_read(self, node: cst.Attribute, frame: Frame) -> Val | None:
         """`self.config.output_attentions` of `self.config = config` (an `__init__` parameter): a
         setting with the configuration class's default (library code only), else None."""
         obj = node.value
@@ -988,7 +994,7 @@ class Interpreter:
         if key not in self._attr_cache:
             setting = constructor_default(frame.cls, obj.attr.value, node.attr.value)
             self._attr_cache[key] = None if setting is None else Val(
-                kinds=frozenset({CONST}), tags=frozenset({f"config:{setting[0]}={setting[1]!r}"})
+                kinds=frozenset({CONST}), tags=frozenset({config_tag(*setting)})
             )
         return self._attr_cache[key]
 
@@ -1041,7 +1047,7 @@ class Interpreter:
             value = _class_attribute(cls, attr, self)
             setting = constructor_default(cls, attr) if value.kinds <= {CONST} else None
             if setting is not None:  # `self.crop_scale = crop_scale` of `__init__(..., crop_scale=False)`
-                value = value.with_(tags=value.tags | {f"config:{setting[0]}={setting[1]!r}"})
+                value = value.with_(tags=value.tags | {config_tag(*setting)})
             self._attr_cache[key] = value
         return self._attr_cache[key]
 
@@ -1993,7 +1999,7 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     if interp.library_mode and p.default is not None and value.kinds <= {CONST, NONE} and value.kinds:
         ok, default = literal(p.default)
         if ok and (default is None or isinstance(default, (bool, int, float, str))):
-            value = value.with_(tags=value.tags | {f"config:{name}={default!r}"})
+            value = value.with_(tags=value.tags | {config_tag(name, default)})
     return value
 
 

@@ -512,6 +512,22 @@ def test_range_over_a_dynamic_dim_is_silent_in_trace_without_a_tracer_warning():
     assert _outcome(traced, probe) == "mismatch"
 
 
+def test_a_dynamic_dim_compared_with_one_is_decided_without_a_guard():
+    """p27a (EXL022 at info): Dim.AUTO takes the dim to be >= 2, so `x.shape[1] == 1` adds no guard;
+    the program serves every size >= 2 and runs a size-1 input through the `!= 1` arm, silently."""
+    probe = _probe("p27a")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe, "B") == "match"
+    assert _outcome(ep.module(), probe, "one") == "mismatch"
+
+
+def test_a_sliced_dim_compared_with_zero_is_a_guard():
+    """p27b (EXL022 stays a warning): a slice's size can be 0, so `> 0` is a guard on the example."""
+    probe = _probe("p27b")
+    assert _outcome(_export(probe).module(), probe) == "raise"
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

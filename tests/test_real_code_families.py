@@ -1701,3 +1701,36 @@ def test_a_finding_behind_an_earlier_export_failure_on_the_same_path_says_so():
     got = {d.line - 3: d for d in lint(src) if d.code == "EXL032"}
     assert "torch.export stops earlier on this path, at line 7 (EXL020)" in got[6].hint
     assert "stops earlier" not in got[15].hint
+
+
+def test_a_size_compared_with_zero_or_one_is_decided_by_dims_of_two_or_more():
+    """`if seq_len == 1:` (a decode step) on a dim read from a tensor: torch.export takes dynamic
+    dims to be >= 2 and decides the test with no guard (measured: no range constraint beyond [2, oo]),
+    so it is info naming that; a resized dim (`kv[:, :usable]`, `x // 2`) can be 0 or 1 and stays a
+    warning, and jit.trace bakes either."""
+    src = """
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, hidden, mask=None):
+            b, seq_len, _ = hidden.shape
+            if seq_len == 1:
+                hidden = hidden * 2
+            if mask is None or hidden.shape[0] != 1:
+                hidden = hidden + 1
+            usable = (seq_len // 4) * 4
+            chunk = hidden[:, :usable]
+            if chunk.shape[1] > 0:
+                hidden = hidden + chunk.mean()
+            if seq_len // 2 == 1:
+                hidden = hidden - 1
+            return self.proj(hidden)
+    """
+    by_line = {d.line - 3: d for d in lint(src)}
+    assert {line: d.severity for line, d in by_line.items()} == {
+        9: Severity.INFO, 11: Severity.INFO, 15: Severity.WARNING, 17: Severity.WARNING,
+    }
+    assert "at least 2" in by_line[9].message
+    assert {d.severity for d in lint(src, "trace")} == {Severity.ERROR}

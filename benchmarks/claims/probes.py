@@ -718,6 +718,25 @@ class P25B(nn.Module):
         return ItemFn.apply(x)
 
 
+@probe("p27a", "`if x.shape[1] == 1:` on a dynamic dim (a decode-step test)", lambda: (r(2, 3, 4),),
+       [("B", lambda: (r(2, 5, 4),)), ("one", lambda: (r(2, 1, 4),))], {0: [1]})
+class P27A(nn.Module):
+    def forward(self, x):
+        if x.shape[1] == 1:
+            return x * 2
+        return x + 1
+
+
+@probe("p27b", "`if chunk.shape[1] > 0:` on a slice `x[:, :(s // 4) * 4]`", lambda: (r(2, 5, 4),),
+       lambda: (r(2, 3, 4),), {0: [1]})
+class P27B(nn.Module):
+    def forward(self, x):
+        chunk = x[:, : (x.shape[1] // 4) * 4]
+        if chunk.shape[1] > 0:
+            return x + chunk.mean()
+        return x
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

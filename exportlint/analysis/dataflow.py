@@ -55,6 +55,8 @@ from exportlint.analysis.dims import (
     broadcast_dims,
     declared_axis,
     layer_fixed_axis,
+    raw_dim,
+    derived_sizes,
     literal_axis,
     sized_dims,
     param_shape_tag,
@@ -877,6 +879,10 @@ class Interpreter:
             return kind(SHAPE, "pins_dim", prov=merge_prov(operands))  # `H == 224` on a declared dynamic dim
         if _fixed_size_dispatch(node, operands):
             return const()  # `if reference_points.shape[-1] == 4:` dispatches on a fixed-by-design dim
+        if _tests_zero_one(node, operands):
+            # `if seq_len == 1:` on a dim read from a tensor: torch.export takes dynamic dims to be >= 2
+            # (0/1 specialisation), so it decides the test for every size with no guard (measured, p1)
+            return kind(SHAPE, "size_ge2", prov=merge_prov(operands))
         # Comparisons of dtypes/devices/strings are config even when one side came from a tensor.
         live = [o for o in operands if o.kinds - {NONE}]
         result = combine(live)
@@ -1106,7 +1112,11 @@ class Interpreter:
                         return base.items[i]
             return element_of(base)
         if base.is_tensor:
-            return base.with_(tags=base.tags - {"scalar", "bool"} | ({"bool"} if base.has("bool") else set()))
+            tags = base.tags - {"scalar", "bool"} | ({"bool"} if base.has("bool") else set())
+            if any(isinstance(el.slice, cst.Slice) and (el.slice.lower is not None or el.slice.upper is not None or el.slice.step is not None)
+                   for el in node.slice):
+                tags |= {"derived_dims"}  # `kv[:, :usable]`, `x[:, 1:]`: a sliced dim may be 0 or 1
+            return base.with_(tags=tags)
         if base.has("modlist"):
             return base.elem if base.elem is not None else Val(tags=frozenset({"module"}))
         return UNKNOWN
@@ -1238,6 +1248,8 @@ class Interpreter:
             fixed = layer_fixed_axis(qual)
             tags: set[str] = {f"fixed:{fixed}"} if fixed is not None else set()
             layer = qual.rsplit(".", 1)[-1]
+            if layer.startswith(api.RESIZING_LAYERS):
+                tags.add("derived_dims")  # self.pool(x), self.conv(x): strided spatial dims may be 1
             if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
                 # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
                 tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
@@ -1354,6 +1366,9 @@ class Interpreter:
         spec = api.SIZE_FUNCS.get(qual)
         if spec is not None and qual in api.FACTORY_FUNCS:  # torch.zeros(2, n): the constant dims are fixed
             result = sized_dims(result, *spec, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
+        if result.is_tensor and ((qual in api.FACTORY_FUNCS or spec is not None) and derived_sizes(args.all())
+                                 or qual.rsplit(".", 1)[-1] in api.RESIZING_OPS):
+            result = result.with_(tags=result.tags | {"derived_dims"})  # torch.arange(n // 2), F.max_pool2d(x, 2)
         return result
 
     def _call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
@@ -1581,7 +1596,8 @@ class Interpreter:
                     return declared
                 if receiver.has("static_tail") and axis not in (None, 0):
                     return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
-                return kind(size_kind(receiver), *(("last_axis",) if axis == -1 else ()), prov=prov)
+                k = size_kind(receiver)
+                return kind(k, *(("last_axis",) if axis == -1 else ()), *(raw_dim(receiver) if k == SHAPE else ()), prov=prov)
             return shape_seq_of(receiver)
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
@@ -1606,6 +1622,10 @@ class Interpreter:
             if name in ("new_zeros", "new_ones", "new_empty") and len(args.positional) > 1:
                 positions = "all"  # x.new_zeros(b, c): sizes as separate arguments
             result = sized_dims(result, positions, names, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
+            if derived_sizes(args.all()):
+                result = result.with_(tags=result.tags | {"derived_dims"})  # x.view(B, H // p, p, -1)
+        elif name in api.RESIZING_OPS or name in api.SLICE_METHODS:
+            result = result.with_(tags=result.tags | {"derived_dims"})  # x.unfold(2, k, s), x.narrow(1, 0, n)
         if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
             return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
@@ -1622,7 +1642,7 @@ class Interpreter:
         if name in api.BOOL_FUNCS:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
-        keep |= receiver.tags & {"random"}
+        keep |= receiver.tags & {"random", "derived_dims"}
         if name in _AXES_KEEPING:
             keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:", "rank:"))}  # x.float(): the same dims
         if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
@@ -1690,6 +1710,18 @@ def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
     for literal, other, value in ((right, left, operands[0]), (left, right, operands[1])):
         if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
             return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    return False
+
+
+def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size == 1`` / ``size > 0`` / ``size != 0``: a size read from a tensor (no arithmetic on it)
+    compared with 0 or 1."""
+    if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for lit, value in ((right, operands[0]), (left, operands[1])):
+        if isinstance(lit, cst.Integer) and lit.evaluated_value in (0, 1):
+            return value.is_shape and value.has("dim") and not value.is_data
     return False
 
 

@@ -22,6 +22,21 @@ def size_kind(t: Val) -> str:
     return CONST if t.has("param") else SHAPE
 
 
+def raw_dim(t: Val) -> tuple[str, ...]:
+    """The tag of a size read from ``t``: ``dim`` when nothing resized ``t`` (no slice, no computed
+    size argument, no pooling): then the size is one of the exported inputs' dims, or a product or sum of
+    them, never 0 or 1 under torch.export's dynamic dims."""
+    return () if t.has("derived_dims") else ("dim",)
+
+
+def derived_sizes(vals: "list[Val]") -> bool:
+    """Size arguments computed from sizes (`h // 2`, `n - k`): the result's dims may be 0 or 1."""
+    return any(
+        v.contains(lambda x: x.is_shape and not x.is_data and not x.has("dim") and not x.has("shape_seq"))
+        for v in vals
+    )
+
+
 def with_declared_dims(v: Val, dims: tuple[int | None, frozenset[int]] | None) -> Val:
     """An input of an exported root whose dynamic dims the export context declares (every
     other dim is static: the exporter fixes it)."""
@@ -165,7 +180,7 @@ def declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | N
         if rank is None:
             return None
         axis += rank
-    return kind(SHAPE, "declared_dim", prov=t.prov) if axis in dyn else const()
+    return kind(SHAPE, "declared_dim", *raw_dim(t), prov=t.prov) if axis in dyn else const()
 
 
 def shape_seq_of(t: Val) -> Val:
@@ -179,7 +194,7 @@ def shape_seq_of(t: Val) -> Val:
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
     tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:")))
-    return seq_of(kind(k, prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
+    return seq_of(kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
 def literal_axis(node: cst.BaseExpression) -> int | None:

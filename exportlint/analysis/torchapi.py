@@ -218,6 +218,17 @@ SIZE_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {
     "new_full": ((0,), ("size",)),
     "broadcast_to": ((0,), ("size",)),
 }
+# Ops whose result's dims are computed from their input's (pooling, strides, padding, resizing): a
+# size read from the result may be 0 or 1 (used by the dataflow's `derived_dims`).
+RESIZING_OPS = {
+    "interpolate", "upsample", "pad", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "max_pool1d", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "narrow", "split", "chunk", "tensor_split",
+    "repeat", "repeat_interleave", "tile", "diff", "stft",
+}
+RESIZING_LAYERS = ("Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "Upsample", "PixelShuffle",
+                   "PixelUnshuffle", "Unfold", "Fold", "ConstantPad", "ZeroPad", "ReflectionPad", "ReplicationPad")
 # Arguments that are slice sizes / offsets (EXL030).
 SLICE_FUNCS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "narrow": ((2, 3), ("start", "length")),

@@ -149,6 +149,9 @@ class ShapeDependentBranch(Rule):
         if e.cond.is_data or not e.cond.is_shape or e.cond.has("export_mode"):
             return
         cond = ctx.condition(e.cond_node, e.deciding)
+        if e.cond.has("size_ge2") and not ctx.trace:
+            yield self._size_ge2(e, cond, ctx)
+            return
         if ctx.trace:
             hint = (
                 "jit.trace freezes the branch taken for the example shape (silently wrong with `dynamic_axes`); "
@@ -161,6 +164,19 @@ class ShapeDependentBranch(Rule):
             )
         yield self.finding(
             ctx, e.node, f"`{_KEYWORD[e.kind]}` condition `{cond}` depends on input shapes: decided for the example's shape", hint, e.cond
+        )
+
+    def _size_ge2(self, e: ev.Branch, cond: str, ctx: RuleContext) -> Finding:
+        """`if seq_len == 1:` on a dim read from a tensor: torch.export takes a dynamic dim to be >= 2
+        and decides the test with no guard (measured, torch 2.13): the program is general for sizes
+        >= 2 and runs a size-1 input through the same arm."""
+        return self.finding(
+            ctx, e.node,
+            f"`{_KEYWORD[e.kind]}` condition `{cond}` compares a size with 0 or 1: torch.export takes dynamic dims to be "
+            "at least 2, so the exported program always runs the arm for sizes >= 2 (a size-1 input runs it too, silently)",
+            "if a size of 1 (one token, one image) or 0 must take the other arm, export that case separately with a "
+            "static size, or make both arms one computation",
+            e.cond, severity=Severity.INFO,
         )
 
     def _pinned(self, e: ev.Branch, ctx: RuleContext) -> Finding:

@@ -1734,3 +1734,59 @@ def test_a_size_compared_with_zero_or_one_is_decided_by_dims_of_two_or_more():
     }
     assert "at least 2" in by_line[9].message
     assert {d.severity for d in lint(src, "trace")} == {Severity.ERROR}
+
+
+def test_two_sizes_compared_for_equality_keep_a_relation_not_a_size():
+    """`if mask.shape[0] == x.shape[0]:` / `if hidden.shape != residual.shape:`: the exported program
+    keeps the relation and both dims dynamic (p27c): info under export; a size compared with another
+    number stays a warning."""
+    src = """
+    class Fusion(nn.Module):
+        def forward(self, hidden, residual, mask):
+            if hidden.shape != residual.shape:
+                residual = F.interpolate(residual, size=(hidden.shape[2], hidden.shape[3]))
+            if mask.shape[0] == hidden.shape[0]:
+                hidden = hidden * mask
+            if hidden.shape[2] > residual.shape[2] // 2:
+                hidden = hidden + 1
+            return hidden + residual
+    """
+    assert {(d.line - 3, d.severity) for d in lint(src)} == {
+        (4, Severity.INFO), (6, Severity.INFO), (8, Severity.WARNING),
+    }
+    assert "compares two sizes" in lint(src)[0].message
+
+
+def test_a_setting_handed_on_by_name_keeps_its_default(tmp_path):
+    """timm's pos_embed_sincos: `normalize_coords='separate'` is handed from the module to helper
+    functions as `normalize_coords=self.normalize_coords` / `=normalize_coords`; that is the same
+    setting, not another value, so the `== 'max'` arm is a non-default path (info naming it). A call
+    passing another literal, or a helper declaring another default, keeps the arm on the default path."""
+    src = """
+    import torch
+    from torch import nn
+
+    def build_grid(feat_shape, normalize_coords='separate'):
+        if normalize_coords == 'max':
+            denom = [float(max(feat_shape)) for _ in feat_shape]
+        else:
+            denom = [1.0 for _ in feat_shape]
+        return [torch.arange(s) / d for s, d in zip(feat_shape, denom)]
+
+    def build_pos(feat_shape, normalize_coords='separate'):
+        return build_grid(feat_shape, normalize_coords=normalize_coords)
+
+    class Rope(nn.Module):
+        def __init__(self, dim, normalize_coords='separate'):
+            super().__init__()
+            self.normalize_coords = normalize_coords
+
+        def forward(self, x):
+            H, W = x.shape[-2:]
+            return x + build_pos((H, W), normalize_coords=self.normalize_coords)[0].sum()
+    """
+    (d,) = [d for d in lint(src, header=False) if d.line == 7]
+    assert d.severity == Severity.INFO and "normalize_coords" in d.hint
+    other = src.replace("def build_pos(feat_shape, normalize_coords='separate')", "def build_pos(feat_shape, normalize_coords='max')")
+    (d,) = [d for d in lint(other, header=False) if d.line == 7]
+    assert d.severity == Severity.WARNING

@@ -561,7 +561,7 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     return out or None
 
 
-_KEYWORDS: dict[int, tuple[str, dict[str, list[ast.expr]]]] = {}
+_KEYWORDS: dict[int, tuple[str, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
 
 
 def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
@@ -576,6 +576,7 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     hit = _KEYWORDS.get(id(file))
     if hit is None or hit[0] is not text:
         found: dict[str, list[ast.expr]] = {}
+        defaults: dict[str, list[ast.expr | None]] = {}
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -585,17 +586,37 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
                 for k in n.keywords:
                     if k.arg is not None:
                         found.setdefault(k.arg, []).append(k.value)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = n.args
+                positional = a.posonlyargs + a.args
+                padded: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+                for arg, d in list(zip(positional, padded)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+                    defaults.setdefault(arg.arg, []).append(d)
         if len(_KEYWORDS) > 64:
             _KEYWORDS.clear()
-        hit = _KEYWORDS[id(file)] = (text, found)
+        hit = _KEYWORDS[id(file)] = (text, found, defaults)
     for value in hit[1].get(param, ()):
-        try:
-            passed = ast.literal_eval(value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return True
-        if passed != default:
+        if _forwarded(value, param):
+            # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
+            # another value only when some function of the file declares it with another default
+            if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
+                return True
+            continue
+        if not _literal_is(value, default):
             return True
     return False
+
+
+def _forwarded(value: ast.expr, param: str) -> bool:
+    return (isinstance(value, ast.Name) and value.id == param) or (
+        isinstance(value, ast.Attribute) and value.attr == param and isinstance(value.value, ast.Name) and value.value.id == "self")
+
+
+def _literal_is(value: ast.expr, default: object) -> bool:
+    try:
+        return bool(ast.literal_eval(value) == default)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
 
 
 def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:

@@ -528,6 +528,16 @@ def test_a_sliced_dim_compared_with_zero_is_a_guard():
     assert _outcome(_export(probe).module(), probe) == "raise"
 
 
+def test_two_dynamic_dims_compared_keep_their_relation_as_a_guard():
+    """p27c (EXL022 at info): `m.shape[0] == x.shape[0]` keeps both dims dynamic; the program
+    serves every pair of equal sizes and rejects unequal ones (the other arm)."""
+    probe = _probe("p27c")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe, "B") == "match"
+    assert _outcome(ep.module(), probe, "other") == "raise"
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

@@ -737,6 +737,16 @@ class P27B(nn.Module):
         return x
 
 
+@probe("p27c", "`if m.shape[0] == x.shape[0]:` relating two dynamic dims",
+       lambda: (r(3, 4), r(3, 2)), [("B", lambda: (r(5, 4), r(5, 2))), ("other", lambda: (r(5, 4), r(2, 2)))],
+       {0: [0, 1], 1: [0, 1]})
+class P27C(nn.Module):
+    def forward(self, x, m):
+        if m.shape[0] == x.shape[0]:
+            return x * m.sum(1, keepdim=True)
+        return x + m.sum()
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

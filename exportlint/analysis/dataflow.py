@@ -879,6 +879,10 @@ class Interpreter:
             return kind(SHAPE, "pins_dim", prov=merge_prov(operands))  # `H == 224` on a declared dynamic dim
         if _fixed_size_dispatch(node, operands):
             return const()  # `if reference_points.shape[-1] == 4:` dispatches on a fixed-by-design dim
+        if _relates_dims(node, operands):
+            # `if mask.shape[0] == x.shape[0]:` / `if a.shape != b.shape:`: torch.export keeps the example's
+            # relation between the two sizes as a guard and both stay dynamic (measured, p27c)
+            return kind(SHAPE, "relates_dims", prov=merge_prov(operands))
         if _tests_zero_one(node, operands):
             # `if seq_len == 1:` on a dim read from a tensor: torch.export takes dynamic dims to be >= 2
             # (0/1 specialisation), so it decides the test for every size with no guard (measured, p1)
@@ -1711,6 +1715,23 @@ def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
         if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
             return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
     return False
+
+
+def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``a.shape[0] == b.shape[0]``, ``a.shape != b.shape``: two sizes (or two shapes) read from
+    tensors, compared for equality with no arithmetic on them."""
+    if len(operands) != 2 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+
+    def dim(v: Val) -> bool:
+        if v.is_data or not v.is_shape:
+            return False
+        if v.has("shape_seq"):
+            return all(i.has("dim") or i.kinds <= {CONST} for i in v.items) if v.items is not None else (
+                v.elem is not None and v.elem.has("dim"))
+        return v.has("dim")
+
+    return all(dim(v) for v in operands)
 
 
 def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:

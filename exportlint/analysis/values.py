@@ -230,7 +230,7 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
-_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "size_ge2")
+_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "size_ge2", "relates_dims")
 _TENSOR_FACTS = ("param", "const_tensor")
 _ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
 
@@ -253,7 +253,7 @@ def join(vals: list[Val]) -> Val:
     for t in _ALL_OF:
         if t in tags:
             pool = tensors if t in _TENSOR_FACTS and tensors else vals
-            if t == "size_ge2":  # `mask is None or seq_len == 1`: of every size test joined
+            if t in ("size_ge2", "relates_dims"):  # `mask is None or seq_len == 1`: of every size test joined
                 pool = [v for v in vals if SHAPE in v.kinds]
             if not all(t in v.tags for v in pool):
                 tags -= {t}
@@ -314,8 +314,9 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         tags.add("pins_dim")  # `H != 224 or W != 224`: still pins a declared dynamic dim
     if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):
         tags.add("float")  # arithmetic on a float of sizes stays a float
-    if k == SHAPE and all(v.has("size_ge2") for v in vals if v.is_shape):
-        tags.add("size_ge2")  # `a.shape[0] == 1 and b.shape[0] != 1`: still decided by dims >= 2 alone
+    for benign in ("size_ge2", "relates_dims"):
+        if k == SHAPE and all(v.has(benign) for v in vals if v.is_shape):
+            tags.add(benign)  # `a.shape[0] == 1 and b.shape[0] != 1`: still decided by dims >= 2 alone
     if k == SHAPE and all(v.has("last_axis") for v in vals if v.is_shape):
         tags.add("last_axis")  # `q.size(-1) ** -0.5`: still about the last (feature) axis
     if k == TENSOR and any(v.has("derived_dims") for v in vals if v.is_tensor):

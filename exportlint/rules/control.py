@@ -152,6 +152,16 @@ class ShapeDependentBranch(Rule):
         if e.cond.has("size_ge2") and not ctx.trace:
             yield self._size_ge2(e, cond, ctx)
             return
+        if e.cond.has("relates_dims") and not ctx.trace:
+            yield self.finding(
+                ctx, e.node,
+                f"`{_KEYWORD[e.kind]}` condition `{cond}` compares two sizes: torch.export keeps the example's relation "
+                "between them (equal or not) as a guard; both stay dynamic, and inputs that take the other arm are rejected",
+                "export with an example whose sizes relate as real inputs do (equal batch sizes for equal batches); if both "
+                "relations occur at run time, make both arms one computation",
+                e.cond, severity=Severity.INFO,
+            )
+            return
         if ctx.trace:
             hint = (
                 "jit.trace freezes the branch taken for the example shape (silently wrong with `dynamic_axes`); "

@@ -1235,7 +1235,8 @@ def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constru
 def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_self_config_reads_gate(tmp_path):
     # transformers: `chunk_size_feed_forward` is declared by PreTrainedConfig (another file); `if
     # chunk_size > 0:` in a shared helper; `for i in range(1, self.merger_times)` (MiniCPM-V, default 1);
-    # `if self.config.hidden_stride > 1:` (Ovis2).  Each arm needs a non-default configuration.
+    # `if self.config.hidden_stride > 1:` (Ovis2); `output_attentions`, popped from the keyword arguments
+    # in `PreTrainedConfig.__post_init__` (Longformer).  Each arm needs a non-default configuration.
     from exportlint.diagnostics import Target
     from exportlint.engine import analyze_source
 
@@ -1244,6 +1245,13 @@ def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_
         "pkg/configuration_utils.py": """
             class PreTrainedConfig:
                 chunk_size_feed_forward: int = 0
+
+                def __post_init__(self, **kwargs):
+                    self._output_attentions = kwargs.pop("output_attentions", False)
+
+                @property
+                def output_attentions(self):
+                    return self._output_attentions
             """,
         "pkg/chunking.py": """
             def apply_chunking(forward_fn, chunk_size, x):
@@ -1282,6 +1290,8 @@ def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_
                         x = x * int(x.min().item())
                     for i in range(0, self.merger_times):
                         x = x * int(x.mean().item())
+                    if self.config.output_attentions:
+                        x = x * int(x.std().item())
                     return apply_chunking(self.lin, self.chunk, x)
             """,
     }
@@ -1289,8 +1299,10 @@ def test_config_fields_from_a_base_configuration_ordered_tests_empty_ranges_and_
     model = tmp_path / "pkg/foo/modeling_foo.py"
     found = analyze_source(model.read_text(), str(model), Target.EXPORT, project)
     got = {d.line: d for d in found if d.code == "EXL001" and d.path == str(model)}
-    assert {line: d.severity for line, d in got.items()} == {17: Severity.INFO, 19: Severity.INFO, 21: Severity.ERROR}
+    assert {line: d.severity for line, d in got.items()} == {17: Severity.INFO, 19: Severity.INFO, 21: Severity.ERROR, 23: Severity.INFO}
     assert "non-default `config.merger_times` (default 1)" in got[17].hint
+    # `PreTrainedConfig.output_attentions`: a property over `kwargs.pop("output_attentions", False)`
+    assert "non-default `config.output_attentions` (default False)" in got[23].hint
     assert "non-default `config.hidden_stride` (default 1)" in got[19].hint
     helper = [d for d in found if d.code == "EXL001" and d.path != str(model)]
     assert [(d.line, d.severity, "`config.chunk_size_feed_forward` (default 0)" in d.hint) for d in helper] == [(4, Severity.INFO, True)]

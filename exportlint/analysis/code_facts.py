@@ -671,6 +671,10 @@ def _config_field(config: "ClassInfo", field_name: str) -> object | None:
         if p.name.value == field_name and p.default is not None:
             ok, value = literal(p.default)
             return value if ok else _NOT_LITERAL
+    for method in (init, config.methods.get("__post_init__")):
+        popped = _popped_default(method, field_name) if method is not None else None
+        if popped is not None:
+            return popped
     if field_name not in config.class_consts:
         return None
     body = config.node.body.body if isinstance(config.node.body, cst.IndentedBlock) else []
@@ -680,6 +684,23 @@ def _config_field(config: "ClassInfo", field_name: str) -> object | None:
             if isinstance(target, cst.Name) and target.value == field_name and small.value is not None:
                 ok, value = literal(small.value)
                 return value if ok else _NOT_LITERAL
+    return None
+
+
+def _popped_default(init: cst.FunctionDef, field_name: str) -> object | None:
+    """`self._output_attentions = kwargs.pop("output_attentions", False)` in a configuration's
+    `__init__` / `__post_init__` (transformers' `PreTrainedConfig`): the field's default, read from the
+    keyword arguments (a property may expose it)."""
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else []
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop"
+                    and isinstance(value.func.value, cst.Name) and value.func.value.value == "kwargs" and len(value.args) == 2):
+                ok, key = literal(value.args[0].value)
+                if ok and key == field_name:
+                    ok, default = literal(value.args[1].value)
+                    return default if ok else _NOT_LITERAL
     return None
 
 

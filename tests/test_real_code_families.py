@@ -1802,3 +1802,34 @@ def test_a_setting_handed_on_by_name_keeps_its_default(tmp_path):
     other = src.replace("def build_pos(feat_shape, normalize_coords='separate')", "def build_pos(feat_shape, normalize_coords='max')")
     (d,) = [d for d in lint(other, header=False) if d.line == 7]
     assert d.severity == Severity.WARNING
+
+
+def test_a_failure_inside_an_arm_or_a_loop_head_dominates_what_that_arm_runs_next():
+    # torchvision's `_batched_nms_vanilla`: `for class_id in torch.unique(idxs):` fails torch.export at
+    # the loop head, so the `torch.where` in its body (and the helper it calls) is reached only once
+    # that is fixed; Qwen2.5-Omni's rope index: a failure early in the multimodal arm dominates the
+    # rest of that arm, but not the code after the arm.
+    src = """
+    def helper(ids):
+        return ids.nonzero()
+
+    class Nms(nn.Module):
+        def forward(self, boxes, idxs):
+            keep = torch.zeros_like(idxs)
+            for class_id in torch.unique(idxs):
+                where = torch.where(idxs == class_id)[0]
+                keep[where] = helper(idxs)
+            return keep
+
+    class Rope(nn.Module):
+        def forward(self, ids, grid=None):
+            if grid is not None:
+                n = range(int(grid.sum()))
+                x = ids[ids.nonzero()]
+            return ids[ids > 0]
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}  # the hint names file lines (3 header lines)
+    assert "stops earlier on this path, at line 11 (EXL010)" in got[(9, "EXL032")].hint
+    assert "stops earlier on this path, at line 11 (EXL010)" in got[(3, "EXL032")].hint
+    assert "stops earlier on this path, at line 19 (EXL003)" in got[(17, "EXL032")].hint
+    assert "stops earlier" not in got[(18, "EXL032")].hint

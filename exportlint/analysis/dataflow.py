@@ -190,10 +190,10 @@ class _Conditional:
         self.interp = interp
 
     def __enter__(self) -> None:
-        self.interp.cond_depth += 1
+        self.interp.regions.append(object())
 
     def __exit__(self, *exc: object) -> None:
-        self.interp.cond_depth -= 1
+        self.interp.regions.pop()
 
 
 _COMPOUND = (cst.If, cst.For, cst.While, cst.Try, cst.With)
@@ -224,8 +224,10 @@ class Interpreter:
         self.assigning: list[tuple[cst.Assign, cst.CSTNode]] = []  # the assignments being evaluated, innermost last
         # (bypass, gate) of the arms being analysed: see Frame
         self.context_stack: list[tuple[str | None, str | None]] = []
-        # > 0 while analysing code that may not run on an export's path (see _conditional)
-        self.cond_depth = 0
+        # The conditional regions being analysed, innermost last: one fresh token per entry into code
+        # that may not run on an export's path (see _conditional); a failure dominates the code
+        # analysed while its regions are still open (see engine._Dispatcher)
+        self.regions: list[object] = []
         self.library_mode = False  # every Module is a root (no export call names them)
 
     # ================================================================ entry points
@@ -252,7 +254,7 @@ class Interpreter:
                 self.reached.add(id(cls))
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
                 self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
-                self.cond_depth = 0
+                self.regions = []
                 begin = getattr(self.sink, "begin_root", None)
                 if begin is not None:
                     begin(self)
@@ -309,9 +311,9 @@ class Interpreter:
     def block(self, stmts: Iterable[cst.CSTNode], frame: Frame) -> bool:
         """Execute statements; False when control cannot fall through (return/raise/...)."""
         stmts = list(stmts)
-        # Statements after one that may leave early (`if c: return x`) may not run.  The depth is
-        # restored without try/finally (hot path): an exception leaves it raised, which only makes
-        # later failures count as conditional; each root starts from 0.
+        # Statements after one that may leave early (`if c: return x`) may not run: a region of their
+        # own.  It is closed without try/finally (hot path): an exception leaves it open, which only
+        # makes later failures count as conditional; each root starts with none.
         exited = False
         result = True
         for i, stmt in enumerate(stmts):
@@ -320,7 +322,7 @@ class Interpreter:
                 break
             if not exited and type(stmt) in _COMPOUND and may_exit_early(stmt):
                 exited = True
-                self.cond_depth += 1
+                self.regions.append(object())
             gate = self._gate_after(stmt, frame)
             if gate is not None:
                 # `if not self.quant_mode: return x`: what follows runs only with a non-default setting
@@ -328,7 +330,7 @@ class Interpreter:
                     result = self.block(stmts[i + 1 :], frame)
                 break
         if exited:
-            self.cond_depth -= 1
+            self.regions.pop()
         return result
 
     def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> str | None:

@@ -1833,3 +1833,30 @@ def test_a_failure_inside_an_arm_or_a_loop_head_dominates_what_that_arm_runs_nex
     assert "stops earlier on this path, at line 11 (EXL010)" in got[(3, "EXL032")].hint
     assert "stops earlier on this path, at line 19 (EXL003)" in got[(17, "EXL032")].hint
     assert "stops earlier" not in got[(18, "EXL032")].hint
+
+
+def test_the_note_needs_every_path_dominated_and_a_failing_left_operand_stops_the_path():
+    # torchvision's batched_nms: `if boxes.numel() > 4000 and not _is_tracing():` always evaluates its
+    # failing left operand, so the helper in its arm is reached only once that is fixed; a helper some
+    # other module reaches with nothing failing first carries no note.
+    src = """
+    def vanilla(boxes):
+        return boxes[boxes.nonzero()]
+
+    def shared(x):
+        return x[x > 0]
+
+    class Nms(nn.Module):
+        def forward(self, boxes, scores):
+            keep = boxes[scores > 0.5]
+            if keep.numel() > 4000 and not torch.jit.is_scripting():
+                return vanilla(keep) + shared(keep)
+            return keep
+
+    class Plain(nn.Module):
+        def forward(self, x):
+            return shared(x)
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert "stops earlier on this path, at line 14 (EXL020)" in got[(3, "EXL032")].hint  # file line 14
+    assert "stops earlier" not in got[(6, "EXL032")].hint

@@ -1860,3 +1860,20 @@ def test_the_note_needs_every_path_dominated_and_a_failing_left_operand_stops_th
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert "stops earlier on this path, at line 14 (EXL020)" in got[(3, "EXL032")].hint  # file line 14
     assert "stops earlier" not in got[(6, "EXL032")].hint
+
+
+def test_a_mask_moved_or_repeated_is_still_a_mask():
+    # LightGlue: `early_stops = early_stopped_pairs.repeat_interleave(2)`; `list(image_indices[early_stops])`
+    # iterates a result whose size depends on data: it fails torch.export (error), not a batch unroll.
+    src = """
+    class KeypointGlue(nn.Module):
+        def forward(self, scores):
+            image_indices = torch.arange(scores.shape[0] * 2)
+            early_stops = (scores.max(-1).values > 0.5).repeat_interleave(2)
+            picked = image_indices[early_stops]
+            out = list(picked)
+            return out
+    """
+    got = {(d.line - 3, d.code): d.severity for d in lint(src)}
+    assert got[(6, "EXL032")] == Severity.INFO
+    assert got[(7, "EXL010")] == Severity.ERROR

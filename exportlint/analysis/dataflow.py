@@ -1649,6 +1649,8 @@ class Interpreter:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random", "derived_dims"}
+        if name in _MOVEMENT:
+            keep |= receiver.tags & {"bool"}  # `early_stopped_pairs.repeat_interleave(2)`: still a mask
         if name in _AXES_KEEPING:
             keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:", "rank:"))}  # x.float(): the same dims
         if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
@@ -1699,6 +1701,12 @@ class Interpreter:
 _AXES_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda",
     "type_as", "abs", "neg", "sigmoid", "relu", "tanh", "exp", "log", "sqrt", "clamp", "clip",
+}
+# Methods that move or repeat a tensor's elements: the result has the receiver's dtype (a mask stays a mask).
+_MOVEMENT = {
+    "repeat", "repeat_interleave", "expand", "expand_as", "flip", "roll", "permute", "transpose", "t", "movedim",
+    "swapaxes", "reshape", "view", "squeeze", "unsqueeze", "flatten", "contiguous", "clone", "detach", "narrow",
+    "select", "index_select", "gather", "tile", "unflatten", "cpu", "cuda", "to",
 }
 _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",

@@ -1877,3 +1877,18 @@ def test_a_mask_moved_or_repeated_is_still_a_mask():
     got = {(d.line - 3, d.code): d.severity for d in lint(src)}
     assert got[(6, "EXL032")] == Severity.INFO
     assert got[(7, "EXL010")] == Severity.ERROR
+
+
+def test_targets_named_labels_something_are_training_only_but_prompt_labels_are_inputs():
+    # RoCBert: `labels_input_ids=None` feeds the contrastive loss; SAM: `input_labels` are point prompts.
+    src = """
+    class PreTraining(nn.Module):
+        def forward(self, x, labels_input_ids=None, input_labels=None):
+            if labels_input_ids is not None:
+                b = labels_input_ids.shape[0]
+                x = x + torch.tensor(list(range(b))).sum()
+            if input_labels is not None:
+                x = x + int(input_labels.sum().item())
+            return x
+    """
+    assert codes(src) == {(8, "EXL001")}

@@ -103,6 +103,18 @@ SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "ty
 TARGET_PARAMS = {"labels", "label", "targets", "target", "return_loss", "gt", "gts", "y_true", "ground_truth"}
 TARGET_PARAM_SUFFIXES = ("_labels", "_label", "_targets", "_positions_label", "gt_boxes", "gt_masks", "gt_instances")
 
+# Prompts that models take as inputs although their names end like targets (SAM's point labels).
+_INPUT_PREFIXES = ("input_", "prompt_", "point_")
+
+
+def _is_target_param(name: str) -> bool:
+    """Training targets an export passes no value for: `labels`, `class_labels`, RoCBert's
+    `labels_input_ids`; not prompts (`input_labels`, SAM's point labels)."""
+    if name.startswith(_INPUT_PREFIXES):
+        return False
+    return name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES) or name.startswith("labels_")
+
+
 FALSY = frozenset({"falsy"})
 TRUTHY = frozenset({"truthy"})
 
@@ -2070,7 +2082,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
     if not entry:
         return UNKNOWN
     default = p.default
-    if default is not None and (name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES)):
+    if default is not None and _is_target_param(name):
         if isinstance(default, cst.Name) and default.value in ("None", "False"):
             return kind(NONE)  # `labels=None`, `return_loss=False`: export passes no training targets
     ann = p.annotation.annotation if p.annotation is not None else None

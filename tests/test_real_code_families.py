@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from exportlint.diagnostics import Severity
-from snippets import codes, lint, write_tree
+from snippets import codes, lint, lint_tree, write_tree
 
 
 def found(src: str, target: str = "export") -> set[str]:
@@ -608,7 +608,6 @@ def test_equality_with_a_specific_size_dispatches_on_a_fixed_dim():
 def test_linted_library_helpers_are_analyzed_not_assumed(tmp_path):
     """A torchvision-style `batched_nms` in the linted set is followed (its empty check on the
     data-sized boxes is EXL020, once), not replaced by what the library is known to return."""
-    from snippets import lint_tree
 
     files = {
         "ops/__init__.py": "",
@@ -1892,3 +1891,39 @@ def test_targets_named_labels_something_are_training_only_but_prompt_labels_are_
             return x
     """
     assert codes(src) == {(8, "EXL001")}
+
+
+def test_the_configuration_of_a_layer_nothing_identified_is_not_tensor_data(tmp_path):
+    # xcodec: `conv1d_output_length(layer, n)` reads `layer.padding[0]` / `layer.stride[0]` of the Conv1d
+    # layers of a model built by `AutoModel.from_config`: Python ints, so the size it computes is a
+    # shape value (its `int()` pins the length: EXL042), not tensor data (no EXL020).
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/audio_utils.py": """
+            def conv1d_output_length(module, input_length):
+                return int((input_length + 2 * module.padding[0] - 1) / module.stride[0] + 1)
+            """,
+        "pkg/model.py": """
+            import torch
+            from torch import nn
+            from transformers import AutoModel
+            from .audio_utils import conv1d_output_length
+
+
+            class Codec(nn.Module):
+                def __init__(self, cfg):
+                    super().__init__()
+                    self.enc = AutoModel.from_config(cfg).encoder
+
+                def forward(self, x):
+                    n = x.shape[2]
+                    for layer in self.enc.children():
+                        n = conv1d_output_length(layer, n)
+                    if n != x.shape[2] // 2:
+                        x = x * 2
+                    return self.enc(x)
+            """,
+    }
+    found = lint_tree(tmp_path, files)
+    assert found["pkg/model.py"] == {(17, "EXL022")}
+    assert found["pkg/audio_utils.py"] == {(3, "EXL042")}

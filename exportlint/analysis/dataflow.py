@@ -1041,6 +1041,8 @@ class Interpreter:
             if attr in api.TENSOR_ATTRS:
                 return base.with_(tags=base.tags - {"size_tensor"} if attr == "grad" else base.tags)
             if base.has("maybe_tuple"):
+                if attr in api.LAYER_CONFIG_ATTRS:
+                    return const()  # `layer.padding[0]` of a layer nothing identified: its configuration
                 return kind(TENSOR, "maybe_tuple", prov=base.prov)  # e.g. outputs.last_hidden_state
             return Val(ref=(base, attr))  # a bound tensor method
         if isinstance(base.ref, Instance):

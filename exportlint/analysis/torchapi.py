@@ -159,6 +159,13 @@ CONST_ATTRS = {
     "requires_grad", "layout", "names", "is_mps", "itemsize", "nbytes", "is_nested",
 }
 TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "grad", "real", "imag"}
+# The configuration of torch.nn layers (`conv.padding`, `linear.in_features`): Python values, never
+# tensors, read from a value the analysis could not tell apart from a model output.
+LAYER_CONFIG_ATTRS = {
+    "padding", "stride", "kernel_size", "dilation", "groups", "in_channels", "out_channels", "in_features",
+    "out_features", "num_embeddings", "embedding_dim", "padding_idx", "padding_mode", "output_padding",
+    "normalized_shape", "eps", "momentum", "num_features", "num_heads", "embed_dim", "head_dim", "scale_factor",
+}
 
 # Tensor constructors whose *data* argument is traced as a constant (EXL011).
 TENSOR_CTORS = {

@@ -1938,3 +1938,26 @@ def test_the_configuration_of_a_layer_nothing_identified_is_not_tensor_data(tmp_
     found = lint_tree(tmp_path, files)
     assert found["pkg/model.py"] == {(28, "EXL022")}
     assert found["pkg/audio_utils.py"] == {(3, "EXL042")}
+
+
+def test_an_optional_size_every_caller_passes_is_never_none():
+    # Qwen2.5-Omni ECAPA: `_length_to_mask(lengths, max_len=seq_length)` with `seq_length` read from the
+    # input's shape; the `if max_len is None: max_len = length.max().long().item()` arm never runs.
+    src = """
+    class Stats(nn.Module):
+        def _length_to_mask(self, length, max_len=None):
+            if max_len is None:
+                max_len = length.max().long().item()
+            return torch.arange(max_len) < length.unsqueeze(1)
+
+        def _mask_by_data(self, length, max_len=None):
+            if max_len is None:
+                max_len = length.max().long().item()
+            return torch.arange(max_len) < length.unsqueeze(1)
+
+        def forward(self, x):
+            lengths = torch.ones(x.shape[0])
+            m = self._length_to_mask(lengths * x.shape[-1], max_len=x.shape[-1])
+            return x * m + self._mask_by_data(lengths)
+    """
+    assert codes(src) == {(10, "EXL001")}

@@ -874,10 +874,12 @@ class Interpreter:
         if identity:
             # `x is None` never depends on data; it is known when x is known to be None
             if len(operands) == 2 and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
-                truth = operands[0].truth if operands[0].kinds == frozenset({NONE}) else None
-                if truth is not None:
+                is_none = True if operands[0].kinds == frozenset({NONE}) and operands[0].truth is False else None
+                if _never_none(operands[0]):
+                    is_none = False  # `if max_len is None:` when every caller passes a size: never taken
+                if is_none is not None:
                     is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
-                    return Val(kinds=frozenset({CONST}), tags=FALSY if is_not else TRUTHY)
+                    return Val(kinds=frozenset({CONST}), tags=TRUTHY if is_none != is_not else FALSY)
             return const()
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons
@@ -1739,6 +1741,13 @@ def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
         if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
             return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
     return False
+
+
+def _never_none(v: Val) -> bool:
+    """A value the code shows is not None: a size or a data-dependent scalar a caller computed and
+    passed (`max_len=seq_length`); not a tensor (an optional input is typed as one), not a constant (a
+    setting may default to None)."""
+    return bool(v.kinds) and v.kinds <= {SHAPE, DDS}
 
 
 def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:

@@ -538,6 +538,16 @@ def test_two_dynamic_dims_compared_keep_their_relation_as_a_guard():
     assert _outcome(ep.module(), probe, "other") == "raise"
 
 
+def test_two_dynamic_dims_ordered_keep_their_relation_as_a_guard():
+    """p27d (EXL022 at info): `m.shape[-1] < x.shape[-1]` keeps both dims dynamic like an equality; the
+    program serves every pair ordered as the example and rejects the others."""
+    probe = _probe("p27d")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe, "B") == "match"
+    assert _outcome(ep.module(), probe, "other") == "raise"
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

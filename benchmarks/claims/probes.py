@@ -747,6 +747,16 @@ class P27C(nn.Module):
         return x + m.sum()
 
 
+@probe("p27d", "`if m.shape[-1] < x.shape[-1]:` ordering two dynamic dims",
+       lambda: (r(2, 3, 8), r(2, 3, 4)), [("B", lambda: (r(2, 3, 16), r(2, 3, 8))), ("other", lambda: (r(2, 3, 8), r(2, 3, 16)))],
+       {0: [0, 2], 1: [0, 2]})
+class P27D(nn.Module):
+    def forward(self, x, m):
+        if m.shape[-1] < x.shape[-1]:
+            m = F.interpolate(m, size=x.shape[-1])
+        return x + m[..., : x.shape[-1]]
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

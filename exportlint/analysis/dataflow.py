@@ -1751,17 +1751,21 @@ def _never_none(v: Val) -> bool:
 
 
 def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
-    """``a.shape[0] == b.shape[0]``, ``a.shape != b.shape``: two sizes (or two shapes) read from
-    tensors, compared for equality with no arithmetic on them."""
-    if len(operands) != 2 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+    """``a.shape[0] == b.shape[0]``, ``a.shape != b.shape``, ``m.shape[-1] < x.shape[-1]``: two sizes
+    read from tensors (two whole shapes, for equality), compared with no arithmetic on them."""
+    if len(operands) != 2:
+        return False
+    op = node.comparisons[0].operator
+    equality = isinstance(op, (cst.Equal, cst.NotEqual))
+    if not equality and not isinstance(op, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
         return False
 
     def dim(v: Val) -> bool:
         if v.is_data or not v.is_shape:
             return False
         if v.has("shape_seq"):
-            return all(i.has("dim") or i.kinds <= {CONST} for i in v.items) if v.items is not None else (
-                v.elem is not None and v.elem.has("dim"))
+            return equality and (all(i.has("dim") or i.kinds <= {CONST} for i in v.items) if v.items is not None else (
+                v.elem is not None and v.elem.has("dim")))
         return v.has("dim")
 
     return all(dim(v) for v in operands)

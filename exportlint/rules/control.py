@@ -156,7 +156,7 @@ class ShapeDependentBranch(Rule):
             yield self.finding(
                 ctx, e.node,
                 f"`{_KEYWORD[e.kind]}` condition `{cond}` compares two sizes: torch.export keeps the example's relation "
-                "between them (equal or not) as a guard; both stay dynamic, and inputs that take the other arm are rejected",
+                "between them (equal or not, which is larger) as a guard; both stay dynamic, and inputs that take the other arm are rejected",
                 "export with an example whose sizes relate as real inputs do (equal batch sizes for equal batches); if both "
                 "relations occur at run time, make both arms one computation",
                 e.cond, severity=Severity.INFO,

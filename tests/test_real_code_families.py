@@ -1963,3 +1963,43 @@ def test_an_optional_size_every_caller_passes_is_never_none():
             return x * m + self._mask_by_data(lengths)
     """
     assert codes(src) == {(10, "EXL001")}
+
+
+def test_a_size_selected_by_a_mask_stays_data_dependent_through_layers_helpers_and_factories():
+    # LightGlue: the early-stopped pairs (`descriptors[early_stops]`) go through a match-assignment
+    # submodule (a Linear, a matmul, `similarity.new_full((b, n + 1, n + 1), 0)`) and a helper
+    # (`scores.max(2).indices`); `list()` of the result cannot be unrolled by torch.export.
+    src = """
+    class Assign(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, d):
+            b, n, c = d.shape
+            s = self.proj(d) @ d.transpose(1, 2)
+            out = s.new_full((b, n + 1, n + 1), 0)
+            out[:, :n, :n] = s
+            return out
+
+
+    def best(scores):
+        m = scores[:, :-1, :-1].max(2)
+        return m.indices, m.values.exp()
+
+
+    class Matcher2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.assign = nn.ModuleList([Assign() for _ in range(2)])
+
+        def forward(self, d, keep, i: int):
+            stopped = d[keep > 0]
+            s = self.assign[i](stopped)
+            idx, val = best(s)
+            z = torch.zeros(stopped.shape[0])
+            kept = self.assign[i](d)
+            return list(idx), list(val), list(z), list(kept)
+    """
+    loops = {f.message.split("`")[3]: f.severity for f in lint(src) if f.code == "EXL010"}
+    assert loops == {"idx": Severity.ERROR, "val": Severity.ERROR, "z": Severity.ERROR, "kept": Severity.WARNING}

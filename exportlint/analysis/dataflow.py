@@ -1275,6 +1275,8 @@ class Interpreter:
             if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
                 # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
                 tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
+            if args.positional and args.positional[0].has("dds_shape"):
+                tags.add("dds_shape")  # a layer keeps its input's batch: the rows a mask selected
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
@@ -1284,7 +1286,7 @@ class Interpreter:
                 self.reached.add(id(cls))
                 result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
-                    kept = {t for t in result.tags if t in ("bool", "scalar") or t.startswith(("fixed:-", "rank:"))}
+                    kept = {t for t in result.tags if t in ("bool", "scalar", "dds_shape") or t.startswith(("fixed:-", "rank:"))}
                     return kind(TENSOR, *kept, prov=prov)
                 if result.items is not None:
                     return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
@@ -1438,7 +1440,8 @@ class Interpreter:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats, self.checking > 0), frame)
         result = self._torch_result(qual, last, args)
-        if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")):
+        if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")) or _sized_by_data(
+                api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
             return with_data_shape(result)
         return result
 
@@ -1651,7 +1654,7 @@ class Interpreter:
         if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
             return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
-        if data_shape or (receiver.has("dds_shape") and not result.has("scalar")):
+        if data_shape or (receiver.has("dds_shape") and not result.has("scalar")) or _sized_by_data(api.SIZE_METHODS.get(name), args):
             return with_data_shape(result)
         return result
 
@@ -1740,6 +1743,18 @@ def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
     for literal, other, value in ((right, left, operands[0]), (left, right, operands[1])):
         if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
             return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    return False
+
+
+def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
+    """`torch.zeros(n)`, `x.new_full((b, n + 1), 0)`, `x.view(n, -1)` with a size read from data (`n =
+    int(mask.sum())`, the length of a boolean-mask selection): a tensor whose size depends on data."""
+    if spec is None:
+        return False
+    for _, value, _ in args.select(*spec):
+        parts = [value, *(value.items or ()), *((value.elem,) if value.elem is not None else ())]
+        if any(v.is_dds and not v.is_tensor for v in parts):
+            return True
     return False
 
 

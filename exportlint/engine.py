@@ -15,7 +15,8 @@ import traceback
 import libcst as cst
 
 from exportlint import budget
-from exportlint.analysis.dataflow import Frame, Interpreter, top_statement
+from exportlint.analysis.dataflow import Interpreter
+from exportlint.analysis.frames import Frame, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
 from exportlint.analysis.project import Project

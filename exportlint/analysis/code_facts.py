@@ -20,7 +20,7 @@ from exportlint.analysis.index import ClassInfo, FileIndex, dotted
 from exportlint.diagnostics import Target
 
 if TYPE_CHECKING:
-    from exportlint.analysis.dataflow import Frame
+    from exportlint.analysis.frames import Frame
 
 
 class NodeMemo:

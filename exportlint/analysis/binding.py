@@ -1,0 +1,391 @@
+"""What a function's parameters hold when it is entered: the caller's arguments bound to them, or,
+for an exported root's ``forward``, what its annotation, default and use say (a tensor input, a
+setting, a training target that export never passes); and what a class's attributes hold
+(submodules, parameters, tensors, settings)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from exportlint.analysis import torchapi as api
+from exportlint.analysis.code_facts import (
+    NodeMemo,
+    class_arguments,
+    literal,
+    static_predicate,
+)
+from exportlint.analysis.dims import (
+    param_shape_tag,
+    with_declared_dims,
+)
+from exportlint.analysis.index import ClassInfo, FileIndex, dotted
+from exportlint.diagnostics import Target
+from exportlint.analysis.values import (
+    Alternatives, CONST, NONE, TENSOR, UNKNOWN, Step, Val, const, join, kind, seq_of, tuple_of,
+)
+from exportlint.analysis.frames import FALSY, TRUTHY, CallArgs, FuncRef, Instance, LibraryModule, SelfRef, config_tag
+
+if TYPE_CHECKING:
+    from exportlint.analysis.dataflow import Interpreter
+
+
+NON_TENSOR_ANNOTATIONS = {
+    "int", "float", "str", "bool", "complex", "bytes", "dict", "Dict", "None", "torch.dtype",
+    "torch.device", "dtype", "device", "Callable", "type",
+}
+
+
+# Unannotated `name=None` parameters named like these are flags (HF's `use_cache=None`).
+FLAG_PREFIXES = ("use_", "return_", "output_", "is_", "has_", "do_", "enable_", "disable_", "with_", "apply_")
+
+
+CHECKPOINTING_FLAGS = {"grad_checkpointing", "gradient_checkpointing", "use_checkpoint", "with_cp"}
+
+
+SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence", "typing.Tuple"}
+
+
+# Forward parameters that carry training targets: export passes none, so loss code behind
+# `if labels is not None:` never runs there.
+TARGET_PARAMS = {"labels", "label", "targets", "target", "return_loss", "gt", "gts", "y_true", "ground_truth"}
+
+
+TARGET_PARAM_SUFFIXES = ("_labels", "_label", "_targets", "_positions_label", "gt_boxes", "gt_masks", "gt_instances")
+
+
+# Prompts that models take as inputs although their names end like targets (SAM's point labels).
+_INPUT_PREFIXES = ("input_", "prompt_", "point_")
+
+
+def _is_target_param(name: str) -> bool:
+    """Training targets an export passes no value for: `labels`, `class_labels`, RoCBert's
+    `labels_input_ids`; not prompts (`input_labels`, SAM's point labels)."""
+    if name.startswith(_INPUT_PREFIXES):
+        return False
+    return name in TARGET_PARAMS or name.endswith(TARGET_PARAM_SUFFIXES) or name.startswith("labels_")
+
+
+# ====================================================================== parameters
+def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Interpreter) -> dict[str, Val]:
+    node = ref.node
+    params = node.params
+    env: dict[str, Val] = {}
+    plist = list(params.posonly_params) + list(params.params)
+    if ref.bound_self and plist:
+        first = plist.pop(0)
+        if ref.cls is not None:
+            env[first.name.value] = Val(ref=SelfRef(ref.cls))
+    positional = list(call.positional) if call is not None else []
+    keywords = dict(call.keywords) if call is not None else {}
+    for i, p in enumerate(plist):
+        name = p.name.value
+        if call is None:
+            env[name] = _param_default_kind(p, entry, ref, name, interp)
+            if interp.entry_dims is not None and ref.node is interp.entry_fn:
+                env[name] = with_declared_dims(env[name], interp.entry_dims.get(name))
+        elif i < len(positional):
+            env[name] = _annotated(p, positional[i], ref)
+        elif name in keywords:
+            env[name] = _annotated(p, keywords.pop(name), ref)
+        else:
+            env[name] = _default_value(p)
+    for p in params.kwonly_params:
+        name = p.name.value
+        if call is None:
+            env[name] = _param_default_kind(p, entry, ref, name, interp)
+        else:
+            env[name] = keywords.pop(name, None) or _default_value(p)
+    star = params.star_arg
+    if isinstance(star, cst.Param):
+        extra = positional[len(plist):] if call is not None else []
+        if call is None:
+            env[star.name.value] = seq_of(kind(TENSOR, "maybe_tuple")) if entry else seq_of(UNKNOWN)
+        else:
+            env[star.name.value] = tuple_of(extra) if extra else seq_of(UNKNOWN)
+    if params.star_kwarg is not None:
+        env[params.star_kwarg.name.value] = seq_of(UNKNOWN)
+    return env
+
+
+def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
+    """An argument the caller's analysis knows nothing of, annotated as a list or tuple
+    (`image_shapes: list[tuple[int, int]]`): a Python sequence, not a tensor.  A caller's tensor
+    stays a tensor (a library's annotation can be wrong either way: `grid_thw: list[list[int]]`
+    receiving a LongTensor, `spatial_shapes_list: torch.Tensor` receiving shape tuples)."""
+    if value.kinds or p.annotation is None:
+        return value
+    head = ref.file.code(p.annotation.annotation).replace(" ", "").split("[", 1)[0]
+    return seq_of(UNKNOWN) if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")) else value
+
+
+def _default_value(p: cst.Param) -> Val:
+    if p.default is None:
+        return UNKNOWN
+    if isinstance(p.default, cst.Name) and p.default.value in ("None", "True", "False"):
+        value = p.default.value
+        return kind(NONE) if value == "None" else Val(kinds=frozenset({CONST}), tags=TRUTHY if value == "True" else FALSY)
+    return const()
+
+
+def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
+    """Kind of a parameter when nobody passes it: the forward's inputs, or an uncalled nested function.
+    In library code an option of the forward (`output_attentions: bool = False`) is a setting with
+    its default, like a constructor's: the code only a non-default value runs is gated."""
+    value = _entry_param_kind(p, entry, ref, name, interp)
+    if interp.library_mode and p.default is not None and value.kinds <= {CONST, NONE} and value.kinds:
+        ok, default = literal(p.default)
+        if ok and (default is None or isinstance(default, (bool, int, float, str))):
+            value = value.with_(tags=value.tags | {config_tag(name, default)})
+    return value
+
+
+def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
+    if not entry:
+        return UNKNOWN
+    default = p.default
+    if default is not None and _is_target_param(name):
+        if isinstance(default, cst.Name) and default.value in ("None", "False"):
+            return kind(NONE)  # `labels=None`, `return_loss=False`: export passes no training targets
+    ann = p.annotation.annotation if p.annotation is not None else None
+    if ann is not None:
+        text = ref.file.code(ann).replace(" ", "")
+        head = text.split("[", 1)[0]
+        inner = text[len(head) + 1 : -1] if "[" in text else ""
+        if head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text:
+            text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
+            head = text.split("[", 1)[0]
+            inner = text[len(head) + 1 : -1] if "[" in text else ""
+        if head in ("Union", "typing.Union"):
+            return kind(TENSOR, "maybe_tuple") if "Tensor" in inner else UNKNOWN
+        if head in ("Dict", "dict", "Mapping", "typing.Dict"):
+            return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)
+        if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):
+            if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
+                return seq_of(seq_of(kind(TENSOR, "maybe_tuple")))
+            if "Tensor" in inner:
+                return seq_of(kind(TENSOR, "maybe_tuple"))
+            return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)
+        if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
+            return const()
+        if "Tensor" in head:
+            return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+        return UNKNOWN
+    if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
+        return const()
+    if default is not None and name.startswith(FLAG_PREFIXES):
+        return const()  # `use_cache=None`, `return_dict=None`: flags, not tensors
+    # Unannotated: a tensor when the function uses it as one (`x.shape`, `x.view(...)`); otherwise
+    # possibly a tuple or list of tensors (`cos, sin = position_embeddings`).
+    tags = () if name in _tensor_evidence(ref.node) else ("maybe_tuple",)
+    return kind(TENSOR, *tags, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+
+
+# Attributes only tensors have (among the values model code passes around).
+TENSOR_EVIDENCE = api.TENSOR_ONLY_METHODS | {
+    "shape", "ndim", "device", "dtype", "to", "reshape", "transpose", "expand", "repeat", "new_zeros", "new_ones",
+    "new_full", "new_empty", "new_tensor", "clone", "matmul", "bmm", "type_as", "chunk", "permute", "mean", "sum",
+    "max", "min", "abs", "exp", "log", "sqrt", "pow", "masked_fill_", "fill_", "zero_", "mul", "add", "sub", "div",
+    "expand_as", "view_as", "reshape_as", "requires_grad", "is_cuda", "cuda", "cpu", "int", "double", "argsort",
+    "topk", "gather", "scatter", "index_select", "flip", "roll", "t", "T", "mT", "narrow", "unfold",
+    "unique", "argwhere", "masked_select", "unique_consecutive", "repeat_interleave", "cumsum", "cumprod",
+    "log_softmax", "tanh", "relu", "gelu", "masked_fill", "numel", "nelement", "byte", "short", "index_put",
+    "index_put_", "scatter_", "scatter_add", "copy_", "clamp_", "mul_", "add_", "div_", "sub_", "baddbmm",
+    "addmm", "mm", "triu", "tril", "diagonal", "diag", "logsumexp", "std", "var", "median", "kthvalue",
+    "cummax", "cummin", "ravel", "movedim", "swapaxes", "amax", "amin", "eq", "ne", "gt", "lt", "ge", "le",
+    "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num", "floor", "ceil",
+    "sign", "sin", "cos", "rsqrt", "reciprocal", "where", "masked_scatter", "index_add", "index_fill",
+    "index_copy", "take_along_dim", "stride", "is_contiguous", "log1p", "expm1", "clip", "new_full",
+    "chunk", "half", "bfloat16", "argsort", "all", "any",
+}
+
+
+_EVIDENCE = NodeMemo()
+
+
+def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
+    """Names of ``fn``'s body used as tensors: ``name.<tensor-only attribute>``."""
+
+    def compute() -> frozenset[str]:
+        found: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_EVIDENCE:
+                    found.add(node.value.value)
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is fn
+
+        fn.visit(V())
+        return frozenset(found)
+
+    return _EVIDENCE.get(fn, compute)
+
+
+# ====================================================================== self attributes
+_MODULE_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"}
+
+
+_TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
+
+
+def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
+    """What ``self.<attr>`` is: from the nearest class of the MRO that assigns it.  Classes of
+    other files are read only if something already needed their code (a framework base class
+    such as ``PreTrainedModel`` is thousands of lines of attributes that rarely matter)."""
+    for c in cls.iter_mro():
+        if c.file is not cls.file and not c.loaded:
+            continue
+        c.scan_attrs()
+        vals = [kind(TENSOR, "param")] if attr in c.tensor_attrs else []
+        vals += [_classify_attr_expr(expr, c, interp.target) for expr in c.attr_exprs.get(attr, [])]
+        if vals:
+            return join(vals)
+        if attr in c.class_consts:
+            return const()
+    if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
+        return kind(TENSOR, "param")
+    return UNKNOWN
+
+
+# Constructor arguments conventionally holding a normalisation or activation layer class (timm,
+# torchvision): modelled as a layer of that family, which keeps its input's shape.
+_SHAPE_KEEPING_FACTORIES = {
+    "norm_layer": "torch.nn.LayerNorm", "act_layer": "torch.nn.GELU", "activation_layer": "torch.nn.ReLU",
+}
+
+
+_TUPLE_RETURNING_NN = {
+    "RNN", "LSTM", "GRU", "LSTMCell", "MultiheadAttention", "ModuleList", "ModuleDict", "ParameterList",
+    "ParameterDict", "Module",
+}
+
+
+def _class_parameter(cls: ClassInfo, param: str) -> Val | None:
+    """The submodule an `__init__` parameter holding a class builds (`downsample(...)` with
+    `downsample=SwinPatchMerging` or None from the calls building ``cls``): the module classes of the
+    file those calls pass, joined; None unless every class passed is a module class of the file."""
+    args = class_arguments(cls, param)
+    if not args:
+        return None
+    options: list[Val] = []
+    for arg in args:
+        for option in (arg.body, arg.orelse) if isinstance(arg, cst.IfExp) else (arg,):
+            if isinstance(option, cst.Name) and option.value == "None":
+                continue  # the part is left out (`if downsample is not None:`)
+            target = cls.file.classes.get(option.value) if isinstance(option, cst.Name) else None
+            if target is None or not target.is_module():
+                return None
+            options.append(_module_val(target))
+    return join(options) if options else None
+
+
+def _module_val(ref: "ClassInfo | str | None", ctor: "tuple[cst.Call, FileIndex] | None" = None) -> Val:
+    """A submodule; ``ref`` is its class (linted set) or qualified name (torch.nn.X), ``ctor`` the
+    constructor call of a torch.nn layer (what it was built with)."""
+    tags = {"module"}
+    if isinstance(ref, str) and ref.startswith("torch.nn.") and ref.rsplit(".", 1)[-1] not in _TUPLE_RETURNING_NN:
+        tags.add("tensor_module")
+    if isinstance(ref, ClassInfo):
+        return Val(tags=frozenset(tags), ref=Instance(ref))
+    library = LibraryModule(ref, *ctor) if isinstance(ref, str) and ctor is not None else None
+    return Val(tags=frozenset(tags), ref=library)
+
+
+def _submodule_classes(file: FileIndex) -> set[int]:
+    """ids of the classes of ``file`` that some class of ``file`` builds as a submodule."""
+    out: set[int] = set()
+
+    def collect(v: Val | None) -> None:
+        if v is None:
+            return
+        for ref in v.ref.options if isinstance(v.ref, Alternatives) else (v.ref,):
+            if isinstance(ref, Instance):
+                out.add(id(ref.cls))
+        collect(v.elem)
+        for item in v.items or ():
+            collect(item)
+
+    for cls in file.classes.values():
+        cls.scan_attrs()
+        for name, exprs in cls.attr_exprs.items():
+            for expr in exprs:
+                v = _classify_attr_expr(expr, cls)
+                if not (isinstance(v.ref, Instance) and v.ref.cls is cls):
+                    collect(v)
+    return out
+
+
+def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
+    fi = cls.file
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
+        return const()
+    if isinstance(expr, cst.Name):
+        if expr.value == "None":
+            return kind(NONE)
+        return const()
+    if isinstance(expr, cst.IfExp):
+        known = static_predicate(expr.test, fi, target)
+        if known is not None:  # `torch.tensor(...) if torch.jit.is_tracing() else min(res)`
+            return _classify_attr_expr(expr.body if known else expr.orelse, cls, target)
+        arms = [_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)]
+        if any(a.has("module") for a in arms):
+            # `downsample(dim) if downsample is not None else None`: the part, where it exists
+            # (code calls it under `if self.downsample is not None:`)
+            arms = [a for a in arms if a.kinds != {NONE}]
+        return join(arms)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]
+        if parts and all(p.has("module") for p in parts):
+            return Val(tags=frozenset({"modlist"}), elem=join(parts))
+        return const() if all(CONST in p.kinds for p in parts) else UNKNOWN
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        inner = _classify_attr_expr(expr.elt, cls)
+        return Val(tags=frozenset({"modlist"}), elem=inner) if inner.has("module") else UNKNOWN
+    if isinstance(expr, cst.Call):
+        qual = fi.qualify(expr.func)
+        name = dotted(expr.func) or ""
+        if qual in _TENSOR_WRAPPERS:
+            shape = param_shape_tag(expr, fi)
+            return kind(TENSOR, "param", *((shape,) if shape else ()))
+        if qual in _MODULE_CONTAINERS:
+            elem = _classify_attr_expr(expr.args[0].value, cls).elem if expr.args else None
+            if qual.endswith("Sequential"):
+                if expr.args and expr.args[0].star == "*":
+                    elem = _classify_attr_expr(expr.args[0].value, cls).elem
+                else:
+                    parts = [_classify_attr_expr(a.value, cls) for a in expr.args]
+                    elem = join(parts) if parts else None
+                return Val(tags=frozenset({"modlist", "module", "tensor_module"}), elem=elem)
+            return Val(tags=frozenset({"modlist"}), elem=elem or Val(tags=frozenset({"module"})))
+        if qual == "torch.nn.ParameterList":
+            return seq_of(kind(TENSOR))
+        if qual is not None and qual.startswith("torch."):
+            last = qual.rsplit(".", 1)[-1]
+            if last[:1].isupper():
+                return _module_val(qual, (expr, fi))
+            return kind(TENSOR) if not qual.startswith(api.NON_TENSOR_PREFIXES) and qual not in api.NON_TENSOR_FUNCS else const()
+        if qual is not None and qual.split(".")[0] in api.MATH_ROOTS:
+            return const()
+        target = fi.classes.get(name)
+        if target is None and qual is not None and fi.project is not None:
+            target = fi.project.find_class(qual)
+        if target is not None:
+            return _module_val(target) if target.is_module() else UNKNOWN
+        if isinstance(expr.func, cst.Name):
+            built = _class_parameter(cls, expr.func.value)
+            if built is not None:  # `self.downsample = downsample(...)` of the classes its callers pass
+                return built
+        last = name.rsplit(".", 1)[-1] if name else ""
+        if last in _SHAPE_KEEPING_FACTORIES:
+            # `self.norm1 = norm_layer(dim)`, `self.act = act_layer()`: a constructor argument that is a
+            # normalisation / activation layer class; whichever it is, it keeps its input's shape
+            return _module_val(_SHAPE_KEEPING_FACTORIES[last], (expr, fi))
+        if last[:1].isupper() or last.endswith(("layer", "Layer", "norm", "act", "block", "Block")):
+            return _module_val(None)
+        if name in ("int", "float", "bool", "str", "tuple", "list", "len", "min", "max", "round"):
+            return const()
+        return UNKNOWN
+    return UNKNOWN

@@ -1,0 +1,726 @@
+"""The interpreter's calls: methods and submodules of the model, functions of linted files, torch
+functions and tensor methods, builtins; what each returns (a tensor with which dims fixed or
+data-dependent, a size, a data-dependent scalar, a sequence) and the events rules read from them."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from exportlint.analysis import events as ev
+from exportlint.analysis import torchapi as api
+from exportlint.analysis.code_facts import (
+    forward_replaced,
+    literal,
+)
+from exportlint.analysis.dims import (
+    cat_dims,
+    ELEMENTWISE_LAYERS,
+    NORM_LAYERS,
+    declared_axis,
+    layer_fixed_axis,
+    raw_dim,
+    derived_sizes,
+    literal_axis,
+    sized_dims,
+    shape_seq_of,
+    size_kind,
+    split_parts,
+    with_data_shape,
+)
+from exportlint.analysis.index import ClassInfo, dotted
+from exportlint.diagnostics import Target
+from exportlint.analysis.values import (
+    Alternatives, CONST, DDS, ModuleRef, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, combine, const, element_of,
+    join, kind, merge_prov, seq_of, tuple_of,
+)
+from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val
+from exportlint.analysis.conditions import _read_without_data
+from exportlint.analysis.frames import KIND_WORDS, OPAQUE, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step
+
+
+# Methods whose result has the receiver's axes, one for one.
+_AXES_KEEPING = {
+    "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda",
+    "type_as", "abs", "neg", "sigmoid", "relu", "tanh", "exp", "log", "sqrt", "clamp", "clip",
+}
+
+
+# Methods that move or repeat a tensor's elements: the result has the receiver's dtype (a mask stays a mask).
+_MOVEMENT = {
+    "repeat", "repeat_interleave", "expand", "expand_as", "flip", "roll", "permute", "transpose", "t", "movedim",
+    "swapaxes", "reshape", "view", "squeeze", "unsqueeze", "flatten", "contiguous", "clone", "detach", "narrow",
+    "select", "index_select", "gather", "tile", "unflatten", "cpu", "cuda", "to",
+}
+
+
+_SHAPE_KEEPING = {
+    "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
+    "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
+}
+
+
+def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
+    """`torch.zeros(n)`, `x.new_full((b, n + 1), 0)`, `x.view(n, -1)` with a size read from data (`n =
+    int(mask.sum())`, the length of a boolean-mask selection): a tensor whose size depends on data."""
+    if spec is None:
+        return False
+    for _, value, _ in args.select(*spec):
+        parts = [value, *(value.items or ()), *((value.elem,) if value.elem is not None else ())]
+        if any(v.is_dds and not v.is_tensor for v in parts):
+            return True
+    return False
+
+
+def _library_data_shape(qual: str) -> bool:
+    package, _, last = qual.rpartition(".")
+    return last in api.DATA_SHAPE_LIBRARY.get(package, ())
+
+
+def _makes_float(node: cst.BinaryOperation) -> bool:
+    """`h / s`, `h ** 0.5`, `h + 0.1`, `h * 0.5`: arithmetic on sizes whose result is a float."""
+    if isinstance(node.operator, cst.Divide):
+        return True
+    if isinstance(node.operator, cst.Power):
+        return not isinstance(node.right, cst.Integer)
+    return isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)) and (
+        isinstance(node.left, cst.Float) or isinstance(node.right, cst.Float)
+    )
+
+
+def _device_literal(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if isinstance(value, str) and value.split(":")[0] in ("cuda", "mps", "xpu", "hpu", "npu"):
+            return value
+        return None
+    if isinstance(node, cst.IfExp):
+        return _device_literal(node.body) or _device_literal(node.orelse)
+    return None
+
+
+def _returns_tuple(name: str, args: "CallArgs", method: bool) -> bool:
+    """Does ``torch.name(...)`` (``method=False``) / ``t.name(...)`` return a tuple of tensors?"""
+    if name in api.TUPLE_FUNCS:
+        return True
+    if name in api.TUPLE_WITH_DIM:
+        dim = args.get(0 if method else 1, "dim")
+        return dim is not None and not dim.is_tensor
+    flags = api.TUPLE_WITH_FLAG.get(name, ())
+    return any(f in args.keywords for f in flags)
+
+
+def _element(value: Val) -> Val:
+    if SEQ in value.kinds or value.items is not None:
+        return element_of(value)
+    if value.is_tensor:
+        return value.with_(tags=value.tags - {"scalar"}, items=None, elem=None)
+    if value.has("modlist"):
+        return value.elem if value.elem is not None else Val(tags=frozenset({"module"}))
+    if value.is_dds or value.is_shape:
+        return value.with_(items=None, elem=None)
+    return UNKNOWN
+
+
+def _describe(value: Val) -> tuple[str, str] | None:
+    if value.has("size_tensor"):
+        return "a tensor built from sizes", "size_tensor"
+    if value.is_tensor and value.has("dds_shape"):
+        return "a tensor whose size depends on data", DDS
+    for k in (DDS, TENSOR, SHAPE):
+        if k in value.kinds and not (k == TENSOR and value.has("maybe_tuple")):
+            return KIND_WORDS[k], k
+    return None
+
+
+def _is_generator(fn: cst.FunctionDef) -> bool:
+    from exportlint.analysis.index import iter_statements
+
+    for stmt in iter_statements(fn.body):
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield,)):
+            return True
+    return False
+
+
+_BUILTINS = {
+    "int", "float", "bool", "complex", "len", "range", "list", "tuple", "dict", "set", "frozenset",
+    "enumerate", "zip", "map", "filter", "sorted", "reversed", "min", "max", "sum", "abs", "round",
+    "any", "all", "isinstance", "issubclass", "hasattr", "getattr", "setattr", "callable", "super",
+    "print", "repr", "str", "format", "type", "id", "iter", "next", "divmod", "pow", "vars", "dir",
+    "hash", "locals", "globals",
+}
+
+
+class Calls:
+    """The calls half of :class:`exportlint.analysis.dataflow.Interpreter` (a mixin: it works on the
+    interpreter's state and evaluates arguments with its ``expr``)."""
+
+    def e_Call(self, node: cst.Call, frame: Frame) -> Val:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in api.CONVERTERS and node.args:
+            inner = node.args[0].value  # `int(t.item())`: the `.item()` is read to be converted
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "item":
+                self.converted_items.add(id(inner))
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "round":
+                self.converted_items.add(id(inner))  # `int(round(h / 2))`: the int() is what specialises
+        name = (dotted(func) or "").rsplit(".", 1)[-1]
+        if name in api.VALIDATING_CALLS:
+            self.checking += 1  # torch._check(n.item() > 0): the values only validate
+            try:
+                args = CallArgs.evaluate(node, self, frame)
+            finally:
+                self.checking -= 1
+        else:
+            args = CallArgs.evaluate(node, self, frame)
+        # Method call on a value: x.item(), self.helper(x), super().forward(x)
+        if isinstance(func, cst.Attribute):
+            qual_local = dotted(func)
+            receiver = frame.lookup(qual_local) if qual_local is not None else None
+            if receiver is None:
+                receiver = self.expr(func.value, frame)
+                return self.call_attribute(node, receiver, func, args, frame)
+            callee = receiver
+        else:
+            callee = self.expr(func, frame)
+        return self.call_value(node, callee, args, frame)
+
+    def call_attribute(self, node: cst.Call, receiver: Val, func: cst.Attribute, args: "CallArgs", frame: Frame) -> Val:
+        name = func.attr.value
+        if isinstance(receiver.ref, str):
+            return self.call_qualified(node, f"{receiver.ref}.{name}", args, frame)
+        if isinstance(receiver.ref, SuperRef):
+            found = receiver.ref.cls.find_method(name, after=receiver.ref.after)
+            if found is None:
+                return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"})) if args.has_tensor() else UNKNOWN
+            defining, fn = found
+            ref = FuncRef(fn, defining.file, cls=receiver.ref.cls, defining=defining, bound_self=True)
+            return self.call_function(ref, args)
+        if isinstance(receiver.ref, ClassInfo) and name == "apply":
+            if receiver.ref.is_autograd_function():
+                self.emit(ev.AutogradApply(node, receiver.ref), frame)
+                # The exporters inline the Function's forward: it is export code.
+                found = receiver.ref.find_method("forward")
+                if found is not None:
+                    defining, fn = found
+                    inner = CallArgs([UNKNOWN] + args.positional, args.keywords, [node] + args.nodes, args.kw_nodes)
+                    self.call_function(FuncRef(fn, defining.file), inner)
+                return kind(TENSOR, "maybe_tuple", prov=args.prov())
+        if isinstance(receiver.ref, (SelfRef, ClassInfo)):
+            callee = self.attribute(receiver, name, frame)
+            return self.call_value(node, callee, args, frame)
+        if (
+            receiver.is_tensor
+            and receiver.has("maybe_tuple")
+            and name not in TENSOR_EVIDENCE
+            and name not in api.CONTAINER_METHODS
+            and not isinstance(receiver.ref, str)
+        ):
+            # `past_key_values.get_seq_length()`: a method tensors do not have, on a value that may
+            # be another object (a cache, a config, a model output): nothing is known of the result.
+            return OPAQUE
+        if receiver.is_tensor or (receiver.has("opaque") and name in api.TENSOR_ONLY_METHODS):
+            return self.tensor_method(node, receiver.with_(kinds=receiver.kinds | {TENSOR}, tags=receiver.tags | {"maybe_tuple"}), func.value, name, args, frame)
+        self._device_call(node, name, args, frame)
+        if receiver.has("module") or receiver.has("modlist"):
+            return kind(TENSOR, "maybe_tuple", prov=args.prov()) if args.has_tensor() else UNKNOWN
+        if SEQ in receiver.kinds:
+            if name in ("index", "count"):
+                return const()
+            if name == "pop":
+                return element_of(receiver)
+            if name in ("append", "extend", "insert"):
+                self._grow_sequence(func.value, receiver, args, frame)
+            return UNKNOWN
+        if receiver.is_dds:
+            return kind(DDS, prov=receiver.prov)
+        if receiver.is_shape:
+            return kind(SHAPE, prov=receiver.prov)
+        return UNKNOWN
+
+    def _grow_sequence(self, target: cst.BaseExpression, seq: Val, args: "CallArgs", frame: Frame) -> None:
+        name = dotted(target)
+        if name is None or not args.positional:
+            return
+        added = args.positional[-1]
+        new_elem = join([element_of(seq), added]) if (seq.items or seq.elem is not None) else added
+        if frame.lookup(name) is not None:
+            frame.env[name] = seq_of(new_elem, prov=seq.prov)
+
+    def call_value(self, node: cst.Call, callee: Val, args: "CallArgs", frame: Frame) -> Val:
+        ref = callee.ref
+        if isinstance(ref, FuncRef):
+            if ref.closure is frame or (ref.closure is not None and ref in frame.nested):
+                frame.called_nested.add(id(ref.node))
+            if ref.closure is not None:
+                ref.closure.called_nested.add(id(ref.node))
+            return self.call_function(ref, args)
+        if isinstance(ref, str):
+            return self.call_qualified(node, ref, args, frame)
+        if isinstance(ref, ClassInfo):
+            return _module_val(ref) if ref.is_module() else UNKNOWN
+        if callee.has("module"):
+            return self.call_module(callee, args, node, frame)
+        if isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], Val):
+            return self.tensor_method(node, ref[0], node.func, ref[1], args, frame)
+        if callee.is_tensor:
+            return kind(TENSOR, "maybe_tuple", prov=args.prov())
+        return OPAQUE if args.has_tensor() else UNKNOWN
+
+    def call_module(self, module: Val, args: "CallArgs", node: cst.Call | None = None, frame: Frame | None = None) -> Val:
+        """``self.block(x)``: the submodule's forward, analyzed with the arguments passed here."""
+        prov = args.prov()
+        if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
+            self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
+        if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, ModuleRef):
+            return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
+        if isinstance(module.ref, Alternatives):
+            # `self.attn = GPSA(...) if use_gpsa else MHSA(...)`: each, with the arguments passed here
+            return join([self.call_module(Val(kinds=module.kinds, tags=module.tags, ref=o), args, node, frame) for o in module.ref.options])
+        if module.has("tensor_module"):
+            qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
+            fixed = layer_fixed_axis(qual)
+            tags: set[str] = {f"fixed:{fixed}"} if fixed is not None else set()
+            layer = qual.rsplit(".", 1)[-1]
+            if layer.startswith(api.RESIZING_LAYERS):
+                tags.add("derived_dims")  # self.pool(x), self.conv(x): strided spatial dims may be 1
+            if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
+                # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
+                tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
+            if args.positional and args.positional[0].has("dds_shape"):
+                tags.add("dds_shape")  # a layer keeps its input's batch: the rows a mask selected
+            return kind(TENSOR, *tags, prov=prov)
+        if isinstance(module.ref, Instance):
+            cls = module.ref.cls
+            found = cls.find_method("forward") if not forward_replaced(cls) else None
+            if found is not None:
+                defining, fn = found
+                self.reached.add(id(cls))
+                result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
+                if result.is_definite_tensor:
+                    kept = {t for t in result.tags if t in ("bool", "scalar", "dds_shape") or t.startswith(("fixed:-", "rank:"))}
+                    return kind(TENSOR, *kept, prov=prov)
+                if result.items is not None:
+                    return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
+        if not args.has_tensor():
+            return UNKNOWN
+        return kind(TENSOR, "maybe_tuple", prov=prov)
+
+    # -- qualified functions (torch.*, numpy.*, math.*, builtins, other linted files)
+    def call_qualified(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        if qual.startswith("builtins."):
+            return self.call_builtin(node, qual[len("builtins."):], args, frame)
+        if qual.startswith("torch."):
+            return self.call_torch(node, qual, args, frame)
+        root = qual.split(".")[0]
+        predicate = api.resolve_predicate(qual)
+        if predicate is not None:
+            return self.predicate(predicate)
+        if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
+            self.mark_checked(node, frame)
+        if _library_data_shape(qual) and frame.file.resolve_function(qual) is None:
+            return self.library_data_shape(node, qual, args, frame)  # not linted: what it is known to do
+        if root in api.MATH_ROOTS:
+            if ".random" in qual or root == "random":
+                return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
+            self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
+            result = combine(args.all())
+            if result.is_tensor:
+                return kind(DDS, prov=result.prov)
+            if result.is_shape and not result.is_data and args.positional:
+                shaped = [(v, n) for v, n in zip(args.positional, args.nodes) if v.is_shape]
+                value, operand = shaped[0] if shaped else (result, node)
+                form = f"{root}.{qual.rsplit('.', 1)[-1]}()" if root == "math" else f"{root}()"
+                return self.shape_conversion(node, form, result.with_(tags=result.tags | (value.tags & {"float"})), operand, frame)
+            return result if result.kinds else const()
+        found = frame.file.resolve_function(qual)
+        if found is not None:
+            fi, fn = found
+            return self.call_function(FuncRef(fn, fi), args)
+        cls = frame.file.project.find_class(qual) if frame.file.project is not None else None
+        if cls is not None:
+            return self.call_value(node, Val(ref=cls), args, frame)
+        last = qual.rsplit(".", 1)[-1]
+        if args.has_tensor() and not last[:1].isupper():
+            return OPAQUE  # e.g. einops.rearrange(x, ...) or F.get_image_size(img): could be anything
+        if last[:1].isupper():
+            return Val(tags=frozenset({"module"}))
+        return UNKNOWN
+
+    def shape_conversion(self, node: cst.Call, form: str, value: Val, operand: cst.BaseExpression, frame: Frame) -> Val:
+        """A shape value leaves symbolic integer arithmetic (``int(h)``, ``math.sqrt(n)``): the
+        exporters of this target either keep it symbolic or fix it to the example's value."""
+        folded = _read_without_data(value)
+        if folded is not None:
+            return folded
+        fixed = api.specialises(form, "float" in value.tags, self.target.value)
+        self.emit(ev.ShapeConversion(node, form, value, operand, fixed), frame)
+        if fixed:
+            # a float of sizes (`float(w0)`, `math.sqrt(n)`) stays marked: reaching a `scale_factor` it
+            # is worse than the conversion itself (the program is pinned, ONNX dynamo wrong: p03, p04)
+            floats = {"specialised_float"} if form in api.FLOAT_FORMS else set()
+            prov = value.prov if floats else ()
+            return Val(kinds=frozenset({CONST}), tags=frozenset({"specialised"} | floats), prov=prov)
+        return value.with_(items=None, elem=None, ref=None, tags=value.tags - {"shape_seq", "float"}, kinds=value.kinds - {SEQ})
+
+    def library_data_shape(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        """``torchvision.ops.nms(...)`` & co.: a tensor whose size depends on data."""
+        self.emit(ev.DataShapeOp(node, qual, args.positional[0] if args.positional else None, self.checking > 0), frame)
+        return kind(TENSOR, "dds_shape", prov=args.prov())
+
+    def predicate(self, qual: str) -> Val:
+        """An is-exporting predicate: its value under this target's exporters, when they agree."""
+        value = api.predicate_value(qual, self.target.value)
+        tags = {"export_mode", f"export_mode:{qual}"}
+        if value is not False:
+            tags.add("mode_differs")  # eager sees False: the artifact can run the other arm
+        if value is not None:
+            tags.add("truthy" if value else "falsy")
+        return Val(kinds=frozenset({CONST}), tags=frozenset(tags))
+
+    def mark_checked(self, node: cst.Call, frame: Frame) -> None:
+        """``torch._check(n <= x.shape[0])``: the data-dependent names in the condition are bounded."""
+        if not node.args:
+            return
+        names: list[str] = []
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                names.append(n.value)
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:
+                return False
+
+        node.args[0].value.visit(V())
+        for name in names:
+            v = frame.env.get(name)
+            if v is not None and v.is_dds:
+                frame.env[name] = v.with_(tags=v.tags | {"checked"})
+
+    def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        result = self._call_torch(node, qual, args, frame)
+        spec = api.SIZE_FUNCS.get(qual)
+        if spec is not None and qual in api.FACTORY_FUNCS:  # torch.zeros(2, n): the constant dims are fixed
+            result = sized_dims(result, *spec, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
+        if result.is_tensor and ((qual in api.FACTORY_FUNCS or spec is not None) and derived_sizes(args.all())
+                                 or qual.rsplit(".", 1)[-1] in api.RESIZING_OPS):
+            result = result.with_(tags=result.tags | {"derived_dims"})  # torch.arange(n // 2), F.max_pool2d(x, 2)
+        return result
+
+    def _call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
+        if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
+            self.mark_checked(node, frame)
+        self.emit(ev.FunctionCall(node, qual, args.positional, args.keywords, args.nodes), frame)
+        self._device_call(node, None, args, frame)
+        last = qual.rsplit(".", 1)[-1]
+        predicate = api.resolve_predicate(qual)
+        if predicate is not None:
+            return self.predicate(predicate)
+        if qual in ("torch.sym_int", "torch.sym_float") and args.positional and args.positional[0].is_shape and not args.positional[0].is_data:
+            # symbolic under torch.export; jit.trace bakes it like int() (measured, p05b)
+            return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
+        if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
+            return const()
+        if qual == "torch.numel":
+            return kind(SHAPE, prov=args.prov())
+        if qual == "torch.Size":
+            return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
+        if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional.") and last[:1].isupper():
+            return Val(tags=frozenset({"module"}))
+        if qual in ("torch.jit.annotate", "torch.jit._unwrap_optional") and args.positional:
+            return args.positional[-1]
+        if _library_data_shape(qual):
+            return self.library_data_shape(node, qual, args, frame)
+        if qual.startswith("torch.ops."):
+            return kind(TENSOR, "maybe_tuple", prov=args.prov())  # a custom op: a tensor or a tuple
+        if qual in api.CALL_THROUGH_FUNCS and args.positional:
+            # checkpoint(fn, *args): what fn(*args) returns
+            inner = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "use_reentrant"}, args.nodes[1:], [])
+            return self.call_value(node, args.positional[0], inner, frame)
+        self._size_and_slice_args(node, qual, None, args, frame)
+        data_shape = last in api.DATA_SHAPE_OPS or (last == "where" and len(args.positional) == 1 and not args.keywords)
+        if data_shape and args.positional and args.positional[0].has("const_tensor"):
+            data_shape = False  # of a constant tensor: a constant
+        if data_shape:
+            self.emit(ev.DataShapeOp(node, f"torch.{last}", args.positional[0] if args.positional else None, self.checking > 0), frame)
+        if last == "repeat_interleave":
+            if "repeats" in args.keywords:
+                repeats = args.keywords["repeats"]
+            else:  # torch.repeat_interleave(repeats) or (input, repeats, dim)
+                repeats = args.positional[0] if len(args.positional) == 1 else args.get(1, "repeats")
+            if repeats is not None and repeats.is_tensor:
+                data_shape = True
+                self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats, self.checking > 0), frame)
+        result = self._torch_result(qual, last, args)
+        if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")) or _sized_by_data(
+                api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
+            return with_data_shape(result)
+        return result
+
+    def _torch_result(self, qual: str, last: str, args: "CallArgs") -> Val:
+        prov = args.prov()
+        if last in api.RANDOM_FUNCS:
+            return kind(TENSOR, "random", prov=prov)
+        if qual in api.TENSOR_CTORS:
+            data = args.positional[0] if args.positional else args.keywords.get("data")
+            if data is not None and data.kinds and not data.contains(lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")):
+                return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5), torch.tensor([c, 2.0]): a constant
+            sized = data is not None and data.carries_runtime_values
+            return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+        if qual in api.STACK_FUNCS:
+            parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
+            sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
+            result = kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+            if last in ("cat", "concat", "concatenate") and parts.items is not None and not sized:
+                dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
+                ok, value = literal(dim_node) if dim_node is not None else (True, 0)
+                if ok and isinstance(value, int):
+                    result = cat_dims(result, list(parts.items), value)  # torch.cat((cls, x), dim=1)
+            return result
+        if _returns_tuple(last, args, method=False):
+            return split_parts(last, args.get(1, "split_size_or_sections"), prov)
+        if last == "where" and len(args.positional) == 1:
+            return seq_of(kind(TENSOR, prov=prov), "tensor_seq")
+        if last in api.FULL_REDUCTIONS and len(args.positional) <= 1 and "dim" not in args.keywords:
+            return kind(TENSOR, "scalar", prov=prov)
+        if last in api.BOOL_FUNCS:
+            return kind(TENSOR, "bool", prov=prov)
+        tensors = [v for v in args.all() if v.is_tensor]
+        if not tensors and qual not in api.FACTORY_FUNCS and any(v.is_shape for v in args.all()) and not any(v.is_dds for v in args.all()):
+            # `torch.div(seq_len, w, rounding_mode="trunc")`: a 0-d tensor computed from sizes only; the
+            # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
+            return kind(TENSOR, "scalar", "from_sizes", prov=prov)
+        sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
+        if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
+            return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
+        return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+
+    def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
+        first = args.positional[0] if args.positional else UNKNOWN
+        first_node = node.args[0].value if node.args else node
+        folded = _read_without_data(first) if name in api.CONVERTERS or name == "round" else None
+        if folded is not None:
+            return folded
+        if name in api.CONVERTERS or (name == "round" and first.is_shape):
+            self.emit(ev.FunctionCall(node, name, args.positional, args.keywords, args.nodes), frame)
+            if first.is_shape and not first.is_data:
+                if name == "round" and id(node) in self.converted_items and self.target is not Target.TRACE:
+                    # torch.export keeps `round(h / 2)` symbolic (p-round); the `int()` around it then
+                    # specialises like `int(h)` (audit round 9), and is reported as that
+                    return first.with_(tags=first.tags - {"float"})
+                return self.shape_conversion(node, f"{name}()", first, first_node, frame)
+            if first.is_tensor:
+                tags = ("size_tensor",) if first.has("size_tensor") else ()
+                return kind(DDS, *tags, prov=first.prov + (_source_step(frame, node),))
+            if first.kinds:
+                return first.with_(items=None, elem=None, ref=None, tags=first.tags - {"shape_seq"}, kinds=first.kinds - {SEQ})
+            return const()
+        if name == "len":
+            if first.is_tensor and first.has("maybe_tuple"):
+                return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
+            if first.is_definite_tensor and size_kind(first) == SHAPE:
+                # `__len__` must return a Python int: like int(x.shape[0]) (measured, p18a)
+                return self.shape_conversion(node, "len()", kind(SHAPE, prov=first.prov), first_node, frame)
+            if first.is_tensor:
+                return kind(size_kind(first), prov=first.prov)
+            if first.has("shape_seq"):
+                return const()  # len(x.shape): the rank
+            if first.is_shape:
+                return kind(SHAPE, prov=first.prov)
+            return const()
+        if name == "super":
+            cls = frame.func.defining or frame.cls
+            if cls is not None and frame.cls is not None:
+                return Val(ref=SuperRef(frame.cls, cls))
+            return UNKNOWN
+        if name in ("isinstance", "issubclass", "hasattr", "callable", "id", "type", "print", "repr", "str", "format", "setattr", "vars", "locals", "globals", "dir", "hash"):
+            return const()
+        if name == "getattr":
+            if isinstance(first.ref, SelfRef) and len(node.args) >= 2 and isinstance(node.args[1].value, cst.SimpleString):
+                attr = node.args[1].value.evaluated_value
+                if isinstance(attr, str):
+                    return self.self_attribute(first.ref.cls, attr, frame)
+            if isinstance(first.ref, SelfRef):
+                return Val(tags=frozenset({"module"}))
+            return UNKNOWN
+        if name in ("min", "max") and len(args.positional) == 1 and not args.keywords.get("key"):
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            return element
+        if name in ("min", "max", "abs", "round", "divmod", "pow"):
+            return combine(args.all())
+        if name == "sum":
+            return combine([self._iterate_value(first, first_node, node, "sum()", frame)] + args.positional[1:])
+        if name in ("any", "all"):
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            return element.with_(items=None, elem=None) if element.kinds else const()
+        if name in ("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"):
+            if not args.positional:
+                return seq_of(UNKNOWN)
+            if first.has("shape_seq"):
+                return first
+            element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            if first.items is not None and name in ("list", "tuple"):
+                return tuple_of(first.items)
+            return seq_of(element)
+        if name == "enumerate":
+            element = self._iterate_value(first, first_node, node, "enumerate()", frame)
+            return seq_of(tuple_of([const(), element]))
+        if name == "zip":
+            # zip stops at its shortest input: a Python list next to a tensor fixes the trip count
+            # (`zip(proposals, image_shapes)`), so the tensor is not iterated for its own size.
+            bounded = any(SEQ in v.kinds and not v.is_tensor for v in args.positional)
+            elements = [
+                _element(v) if bounded else self._iterate_value(v, a.value, node, "zip()", frame)
+                for v, a in zip(args.positional, node.args)
+            ]
+            return seq_of(tuple_of(elements))
+        if name in ("map", "filter") and len(args.positional) >= 2:
+            element = self._iterate_value(args.positional[1], node.args[1].value, node, f"{name}()", frame)
+            fn = args.positional[0]
+            if isinstance(fn.ref, FuncRef):
+                res = self.call_function(fn.ref, CallArgs([element], {}, [], []))
+                if fn.ref.closure is not None:
+                    fn.ref.closure.called_nested.add(id(fn.ref.node))
+                return seq_of(res if name == "map" else element)
+            return seq_of(UNKNOWN)
+        if name == "range":
+            shaped = [(v, n.value) for v, n in zip(args.positional, node.args) if v.is_shape and not v.is_data]
+            if shaped:  # list(range(seq_len)): a Python list as long as a dim (measured, p15)
+                self.shape_conversion(node, "range()", shaped[0][0], shaped[0][1], frame)
+            return seq_of(const())
+        if name == "next" and args.positional:
+            return element_of(first) if SEQ in first.kinds else first
+        return UNKNOWN
+
+    def _iterate_value(self, value: Val, value_node: cst.BaseExpression, anchor: cst.CSTNode, how: str, frame: Frame) -> Val:
+        if value.is_definite_tensor:
+            self.emit(ev.Iteration(anchor, value, how, value_node), frame)
+        return _element(value)
+
+    # -- tensor methods
+    def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
+        if receiver.has("maybe_tuple") and name in api.CONTAINER_METHODS:
+            return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
+        folded = _read_without_data(receiver) if name in ("item", "tolist", "numpy", "__array__") else None
+        if folded is not None:
+            return folded
+        self.emit(
+            ev.MethodCall(
+                node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items,
+                checking=self.checking > 0 or (name == "item" and self._item_validates()),
+            ),
+            frame,
+        )
+        self._device_call(node, name, args, frame)
+        prov = receiver.prov
+        if name in ("item", "tolist", "numpy", "__array__"):
+            prov = prov + (_source_step(frame, node),)
+        if name in api.RANDOM_METHODS:
+            return kind(TENSOR, "random", prov=prov)
+        if name == "item":
+            tags = ("size_tensor",) if receiver.has("size_tensor") else ()
+            # `int(t.item())`: read to be converted at once (EXL001 reports both as one problem)
+            return kind(DDS, *tags, *(("converted",) if id(node) in self.converted_items else ()), prov=prov)
+        if name == "tolist":
+            return seq_of(kind(DDS, *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov), prov=prov)
+        if name in ("numpy", "__array__"):
+            return kind(DDS, prov=prov)
+        if name == "size":
+            if args.positional or "dim" in args.keywords:
+                axis = literal_axis(node.args[0].value) if node.args else None
+                declared = declared_axis(receiver, axis)
+                if declared is not None:
+                    return declared
+                if receiver.has("static_tail") and axis not in (None, 0):
+                    return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
+                k = size_kind(receiver)
+                return kind(k, *(("last_axis",) if axis == -1 else ()), *(raw_dim(receiver) if k == SHAPE else ()), prov=prov)
+            return shape_seq_of(receiver)
+        if name in ("dim", "ndimension"):
+            return const()  # the rank: no exporter has a dynamic rank
+        if name in api.SHAPE_METHODS:
+            return kind(size_kind(receiver), prov=prov)
+        if name in api.CONST_METHODS:
+            return const()
+        if name == "type" and not args.positional and not args.keywords:
+            return const()
+        self._size_and_slice_args(node, None, name, args, frame)
+        data_shape = name in api.DATA_SHAPE_OPS and not receiver.has("const_tensor")
+        if data_shape:
+            self.emit(ev.DataShapeOp(node, f".{name}()", receiver, self.checking > 0), frame)
+        if name == "repeat_interleave":
+            repeats = args.get(0, "repeats")
+            if repeats is not None and repeats.is_tensor:
+                data_shape = True
+                self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats, self.checking > 0), frame)
+        result = self._method_result(receiver, name, args)
+        if name in api.SIZE_METHODS and not receiver.has("dds_shape") and not data_shape:
+            positions, names = api.SIZE_METHODS[name]
+            if name in ("new_zeros", "new_ones", "new_empty") and len(args.positional) > 1:
+                positions = "all"  # x.new_zeros(b, c): sizes as separate arguments
+            result = sized_dims(result, positions, names, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))
+            if derived_sizes(args.all()):
+                result = result.with_(tags=result.tags | {"derived_dims"})  # x.view(B, H // p, p, -1)
+        elif name in api.RESIZING_OPS or name in api.SLICE_METHODS:
+            result = result.with_(tags=result.tags | {"derived_dims"})  # x.unfold(2, k, s), x.narrow(1, 0, n)
+        if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
+            # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
+            return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
+        if data_shape or (receiver.has("dds_shape") and not result.has("scalar")) or _sized_by_data(api.SIZE_METHODS.get(name), args):
+            return with_data_shape(result)
+        return result
+
+    def _method_result(self, receiver: Val, name: str, args: "CallArgs") -> Val:
+        prov = receiver.prov
+        if _returns_tuple(name, args, method=True):
+            return split_parts(name, args.get(0, "split_size"), prov)
+        if name in api.FULL_REDUCTIONS and not args.positional and "dim" not in args.keywords:
+            return kind(TENSOR, "scalar", *(("size_tensor",) if receiver.has("size_tensor") else ()), prov=prov)
+        if name in api.BOOL_FUNCS:
+            return kind(TENSOR, "bool", prov=prov)
+        keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
+        keep |= receiver.tags & {"random", "derived_dims"}
+        if name in _MOVEMENT:
+            keep |= receiver.tags & {"bool"}  # `early_stopped_pairs.repeat_interleave(2)`: still a mask
+        if name in _AXES_KEEPING:
+            keep |= {t for t in receiver.tags if t.startswith(("dims:", "fixed:", "rank:"))}  # x.float(): the same dims
+        if name in ("expand", "repeat") and receiver.has("param") and len(args.positional) > 1 and all(
+            v.kinds <= {CONST, NONE} for v in args.positional[1:]
+        ):
+            keep |= {"static_tail"}  # self.query_tokens.expand(B, -1, -1): only the batch dim varies
+        if receiver.has("param") and all(v.kinds <= {CONST, NONE} or v.has("param") for v in args.all()):
+            keep |= {"param"}  # self.pos_embed.reshape(1, M, M, -1): still parameter-shaped
+            if receiver.has("const_tensor") and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
+                keep |= {"const_tensor"}
+        return Val(kinds=frozenset({TENSOR}), tags=keep, prov=merge_prov([receiver] + args.all()))
+
+    def _size_and_slice_args(self, node: cst.Call, qual: str | None, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        spec = api.SIZE_FUNCS.get(qual) if qual else api.SIZE_METHODS.get(method or "")
+        if spec is not None:
+            positions, names = spec
+            for param, value, arg_node in args.select(positions, names):
+                elements = list(value.items) if value.items is not None else ([value.elem] if value.elem is not None and not value.has("shape_seq") else [])
+                recomputed = param == "scale_factor" and any(
+                    a.keyword is not None and a.keyword.value == "recompute_scale_factor"
+                    and not (isinstance(a.value, cst.Name) and a.value.value in ("None", "False"))
+                    for a in node.args
+                )
+                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements, recomputed), frame)
+        sspec = None
+        if qual is not None and qual.startswith("torch."):
+            sspec = api.SLICE_FUNCS.get(qual[len("torch."):])
+        elif method is not None:
+            sspec = api.SLICE_METHODS.get(method)
+        if sspec is not None:
+            positions, names = sspec
+            for _, value, arg_node in args.select(positions, names):
+                self.emit(ev.SliceArg(arg_node, qual or f".{method}()", value, arg_node), frame)
+
+    def _device_call(self, node: cst.Call, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        if method in api.DEVICE_METHODS and not isinstance(node.func, cst.Name):
+            self.emit(ev.DeviceString(node, f".{method}()"), frame)
+            return
+        for arg in node.args:
+            is_device_kw = arg.keyword is not None and arg.keyword.value == "device"
+            is_to_positional = method == "to" and arg.keyword is None and arg is node.args[0]
+            is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
+            if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value):
+                self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)

@@ -1,0 +1,127 @@
+"""Facts about tests the interpreter evaluates: which comparisons of sizes torch.export decides
+without a guard or keeps as a relation, and how ``isinstance`` / ``is None`` tests narrow names in
+the arms they guard."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from exportlint.analysis.index import dotted
+from exportlint.analysis.values import (
+    CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Val, const, kind, seq_of,
+)
+from exportlint.analysis.frames import Frame
+
+
+def _fixed_size_dispatch(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size == 4`` / ``size != 3``: a shape tested for equality with a specific size of 2 or more
+    selects between layouts of a dim that is fixed by design (box coordinates, RGB channels, a
+    codebook count), not between sizes of a dynamic dim (those compare with 0 / 1 or a bound)."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for literal, other, value in ((right, left, operands[0]), (left, right, operands[1])):
+        if isinstance(literal, cst.Integer) and int(literal.value) >= 2:
+            return value.is_shape and not value.is_data and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    return False
+
+
+def _never_none(v: Val) -> bool:
+    """A value the code shows is not None: a size or a data-dependent scalar a caller computed and
+    passed (`max_len=seq_length`); not a tensor (an optional input is typed as one), not a constant (a
+    setting may default to None)."""
+    return bool(v.kinds) and v.kinds <= {SHAPE, DDS}
+
+
+def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``a.shape[0] == b.shape[0]``, ``a.shape != b.shape``, ``m.shape[-1] < x.shape[-1]``: two sizes
+    read from tensors (two whole shapes, for equality), compared with no arithmetic on them."""
+    if len(operands) != 2:
+        return False
+    op = node.comparisons[0].operator
+    equality = isinstance(op, (cst.Equal, cst.NotEqual))
+    if not equality and not isinstance(op, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+
+    def dim(v: Val) -> bool:
+        if v.is_data or not v.is_shape:
+            return False
+        if v.has("shape_seq"):
+            return equality and (all(i.has("dim") or i.kinds <= {CONST} for i in v.items) if v.items is not None else (
+                v.elem is not None and v.elem.has("dim")))
+        return v.has("dim")
+
+    return all(dim(v) for v in operands)
+
+
+def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size == 1`` / ``size > 0`` / ``size != 0``: a size read from a tensor (no arithmetic on it)
+    compared with 0 or 1."""
+    if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return False
+    left, right = node.left, node.comparisons[0].comparator
+    for lit, value in ((right, operands[0]), (left, operands[1])):
+        if isinstance(lit, cst.Integer) and lit.evaluated_value in (0, 1):
+            return value.is_shape and value.has("dim") and not value.is_data
+    return False
+
+
+def _read_without_data(v: Val) -> Val | None:
+    """Reading a number out of ``v`` (`.item()`, `int()`, `math.sqrt()`) when no data is involved: a
+    random draw gives augmentation parameters, a constant tensor a constant the exporters fold."""
+    if v.has("random"):
+        return Val(kinds=frozenset({CONST}), tags=frozenset({"random"}))
+    if v.is_tensor and v.has("const_tensor"):
+        return const()
+    return None
+
+
+def _rank(v: Val) -> int:
+    """How telling an operand is for a finding on a condition (data > shape > the rest)."""
+    return 3 if v.is_data else 2 if v.is_shape else 1 if v.has("export_mode") else 0
+
+
+_SEQ_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "collections.abc.Sequence", "abc.Sequence", "typing.Sequence", "dict", "Dict", "Mapping", "collections.abc.Mapping"}
+
+
+_SCALAR_TYPES = {"int", "float", "bool", "str", "complex", "numbers.Number", "Number", "numbers.Integral", "numbers.Real"}
+
+
+_TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
+
+
+def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], dict[str, Val]]:
+    """What ``isinstance`` tests in ``test`` tell about names: (when true, when false)."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negated, test = not negated, test.expression
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not negated:
+        left, _ = _narrowing(test.left, frame)
+        right, _ = _narrowing(test.right, frame)
+        return {**left, **right}, {}
+    if not (isinstance(test, cst.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2):
+        return {}, {}
+    subject = dotted(test.args[0].value)
+    if subject is None:
+        return {}, {}
+    types_node = test.args[1].value
+    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
+    types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+    current = frame.lookup(subject) or UNKNOWN
+    yes: Val | None = None
+    no: Val | None = None
+    if types <= _TENSOR_TYPES:
+        yes = kind(TENSOR, prov=current.prov) if not current.is_tensor else current.with_(tags=current.tags - {"maybe_tuple"})
+        no = UNKNOWN
+    elif types <= _SEQ_TYPES:
+        yes = current if SEQ in current.kinds else seq_of(UNKNOWN)
+    elif types <= _SCALAR_TYPES:
+        yes = const()
+    elif current.is_tensor and "?" not in types:
+        # `isinstance(encoder_outputs, BaseModelOutput)`: the code expects another kind of object
+        # here, whatever the annotation says; a tensor only where the code shows it.
+        yes = UNKNOWN
+        no = current.with_(tags=current.tags | {"maybe_tuple"})
+    when_true = {subject: yes} if yes is not None else {}
+    when_false = {subject: no} if no is not None else {}
+    return (when_false, when_true) if negated else (when_true, when_false)

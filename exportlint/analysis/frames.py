@@ -1,0 +1,223 @@
+"""What the interpreter carries from call to call: references to functions, modules and classes
+(``FuncRef``, ``Instance``, ...), the ``Frame`` of a function being analysed (its environment and the
+conditions its code runs under), the evaluated arguments of a call (``CallArgs``), and environment
+merges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import libcst as cst
+
+from exportlint.analysis import events as ev
+from exportlint.analysis.index import ClassInfo, FileIndex
+from exportlint.analysis.values import (
+    DDS, ModuleRef, SEQ, SHAPE, TENSOR, Step, Val, join, merge_prov,
+)
+
+if TYPE_CHECKING:
+    from exportlint.analysis.dataflow import Interpreter
+
+
+# The result of a callee we cannot see, given tensors: a tensor, a tuple, a number… Nothing is
+# reported about it until a tensor-only method is called on it.
+OPAQUE = Val(tags=frozenset({"opaque"}))
+KIND_WORDS = {
+    DDS: "data-dependent",
+    TENSOR: "a tensor",
+    SHAPE: "a shape value",
+}
+
+Sink = Callable[[ev.Event, FileIndex, "Frame"], None]
+
+
+FALSY = frozenset({"falsy"})
+
+
+TRUTHY = frozenset({"truthy"})
+
+
+@dataclass
+class FuncRef:
+    """A callable the interpreter can enter."""
+
+    node: cst.FunctionDef | cst.Lambda
+    file: FileIndex
+    cls: ClassInfo | None = None  # runtime class of ``self`` for methods
+    defining: ClassInfo | None = None  # class that defines the method (for super())
+    bound_self: bool = False  # called through ``self.``: skip the first parameter
+    closure: "Frame | None" = None
+
+
+@dataclass
+class SelfRef:
+    cls: ClassInfo
+
+
+@dataclass
+class Instance(ModuleRef):
+    """An instance of a class of the linted set (a submodule built from it)."""
+
+    cls: ClassInfo
+
+
+@dataclass
+class LibraryModule:
+    """A torch.nn layer built in ``__init__``: its class and the constructor call."""
+
+    qual: str
+    ctor: cst.Call
+    file: FileIndex
+
+
+@dataclass
+class SuperRef:
+    cls: ClassInfo
+    after: ClassInfo
+
+
+@dataclass
+class Frame:
+    file: FileIndex
+    func: FuncRef
+    env: dict[str, Val]
+    parent: "Frame | None" = None
+    returns: list[Val] = field(default_factory=list)
+    nested: list[FuncRef] = field(default_factory=list)
+    called_nested: set[int] = field(default_factory=set)
+    loop_exits: list[list[dict[str, Val]]] = field(default_factory=list)
+    # The input a caller can pass precomputed to skip this code (code_facts.fills_optional_input,
+    # code_facts.precomputed_bypass): a model's export path that passes it never runs it
+    bypass: str | None = None
+    # The non-default constructor setting this code needs (see code_facts.config_gate)
+    gate: str | None = None
+
+    @property
+    def cls(self) -> ClassInfo | None:
+        return self.func.cls
+
+    def lookup(self, name: str) -> Val | None:
+        f: Frame | None = self
+        while f is not None:
+            if name in f.env:
+                return f.env[name]
+            f = f.parent
+        return None
+
+
+def config_tag(param: str, default: object) -> str:
+    """The tag a setting's value carries (read back by ``Interpreter._setting``)."""
+    return f"config:{param}={default!r}"
+
+
+class _Conditional:
+    """`with interp._conditional():` (a plain class: a generator-based context manager costs more on
+    this hot path)."""
+
+    __slots__ = ("interp",)
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+
+    def __enter__(self) -> None:
+        self.interp.regions.append(object())
+
+    def __exit__(self, *exc: object) -> None:
+        self.interp.regions.pop()
+
+
+def _source_step(frame: Frame, node: cst.CSTNode) -> Step:
+    return Step(frame.file, node, "", "data-dependent", DDS, "reads a tensor value into Python", source=True, top=top_statement(frame))
+
+
+def top_statement(frame: Frame) -> object:
+    """The top-level class or function of its file that the code of ``frame`` lives in."""
+    while frame.func.closure is not None:
+        frame = frame.func.closure
+    return frame.file.top_of(frame.func.node)
+
+
+def _join_envs(envs: list[dict[str, Val]]) -> dict[str, Val]:
+    if len(envs) == 1:
+        return dict(envs[0])
+    keys: set[str] = set()
+    for e in envs:
+        keys |= e.keys()
+    out: dict[str, Val] = {}
+    for k in keys:
+        vals = [e[k] for e in envs if k in e]
+        out[k] = join(vals)
+    return out
+
+
+def _same_env(a: dict[str, Val], b: dict[str, Val]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(a[k].signature() == b[k].signature() for k in a)
+
+
+# ====================================================================== arguments
+@dataclass
+class CallArgs:
+    positional: list[Val]
+    keywords: dict[str, Val]
+    nodes: list[cst.BaseExpression]  # positional argument nodes
+    kw_nodes: list[tuple[str, cst.BaseExpression]]
+
+    @classmethod
+    def evaluate(cls, node: cst.Call, interp: Interpreter, frame: Frame) -> "CallArgs":
+        positional: list[Val] = []
+        nodes: list[cst.BaseExpression] = []
+        keywords: dict[str, Val] = {}
+        kw_nodes: list[tuple[str, cst.BaseExpression]] = []
+        for arg in node.args:
+            v = interp.expr(arg.value, frame)
+            if arg.star == "*":
+                if v.is_definite_tensor:
+                    interp.emit(ev.Iteration(arg, v, "*-unpacking", arg.value), frame)
+                if v.items is not None:
+                    positional.extend(v.items)
+                    nodes.extend([arg.value] * len(v.items))
+                else:
+                    positional.append(v)
+                    nodes.append(arg.value)
+            elif arg.star == "**":
+                continue
+            elif arg.keyword is not None:
+                keywords[arg.keyword.value] = v
+                kw_nodes.append((arg.keyword.value, arg.value))
+            else:
+                positional.append(v)
+                nodes.append(arg.value)
+        return cls(positional, keywords, nodes, kw_nodes)
+
+    def all(self) -> list[Val]:
+        return self.positional + list(self.keywords.values())
+
+    def has_tensor(self) -> bool:
+        return any(v.is_tensor or (SEQ in v.kinds and v.contains(lambda x: x.is_tensor)) for v in self.all())
+
+    def prov(self) -> tuple[Step, ...]:
+        return merge_prov([v for v in self.all() if v.is_data or v.is_shape])
+
+    def get(self, index: int, name: str) -> Val | None:
+        if name in self.keywords:
+            return self.keywords[name]
+        if index < len(self.positional):
+            return self.positional[index]
+        return None
+
+    def select(self, positions: object, names: tuple[str, ...]) -> Iterator[tuple[str, Val, cst.BaseExpression]]:
+        """(parameter, value, node) for the arguments at ``positions`` ("all" or indexes) or
+        passed by one of ``names``; with "all" (``x.view(b, c, -1)``) each one is a size."""
+        if positions == "all":
+            for i in range(len(self.positional)):
+                yield names[0], self.positional[i], self.nodes[i]
+        else:
+            for j, i in enumerate(positions):  # type: ignore[arg-type]
+                if i < len(self.positional):
+                    yield names[j] if j < len(names) else names[-1], self.positional[i], self.nodes[i]
+        for name, n in self.kw_nodes:
+            if name in names:
+                yield name, self.keywords[name], n

@@ -548,6 +548,17 @@ def test_two_dynamic_dims_ordered_keep_their_relation_as_a_guard():
     assert _outcome(ep.module(), probe, "other") == "raise"
 
 
+def test_a_raising_guard_on_sizes_pins_them_and_later_int_pins_nothing_more():
+    """p27e (no finding): `if h != 16 or w != 16: raise` makes torch.export take H and W static
+    (`Dim.AUTO`, no error); the batch stays dynamic, and `int()` of the pinned sizes fixes nothing else."""
+    probe = _probe("p27e")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 2), (0, 3)]
+    assert _outcome(ep.module(), probe, "B") == "match"
+    with pytest.raises(Exception):  # eager raises the model's own error; the program rejects the size
+        ep.module()(*_b(probe, "other"))
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

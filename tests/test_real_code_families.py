@@ -2003,3 +2003,93 @@ def test_a_size_selected_by_a_mask_stays_data_dependent_through_layers_helpers_a
     """
     loops = {f.message.split("`")[3]: f.severity for f in lint(src) if f.code == "EXL010"}
     assert loops == {"idx": Severity.ERROR, "val": Severity.ERROR, "z": Severity.ERROR, "kept": Severity.WARNING}
+
+
+def test_a_size_a_raising_guard_compares_with_the_configured_size_is_static_downstream():
+    """SAM-style encoders: the patch embedding raises unless the image has the configured size
+    (torch.export then takes H and W static: p27e), so the relative-position helper's `int()` of the
+    token grid, reached through a conv, a permute, a layer table and an appended ModuleList, pins
+    nothing. Without the guard the same helper is reported."""
+    src = """
+    class Attention(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.qkv = nn.Linear(dim, dim * 3)
+
+        def rel(self, q_size, k_size):
+            return int(2 * max(q_size, k_size) - 1)
+
+        def forward(self, hidden_states):
+            batch_size, height, width, _ = hidden_states.shape
+            return self.qkv(hidden_states), self.rel(height, width)
+
+
+    class SdpaAttention(Attention):
+        def forward(self, hidden_states):
+            batch_size, height, width, _ = hidden_states.shape
+            return self.qkv(hidden_states), self.rel(height, width)
+
+
+    ATTENTION_CLASSES = {"eager": Attention, "sdpa": SdpaAttention}
+
+
+    class Layer(nn.Module):
+        def __init__(self, config, window_size):
+            super().__init__()
+            self.norm = nn.LayerNorm(8)
+            self.attn = ATTENTION_CLASSES[config.attn_implementation](8)
+            self.window_size = window_size
+
+        def forward(self, x):
+            h = self.norm(x)
+            if self.window_size > 0:
+                b, hh, ww, c = h.shape
+                h = h.reshape(-1, self.window_size, self.window_size, c)
+            out, _ = self.attn(h)
+            return x + out.reshape(x.shape)
+
+
+    class PatchEmbed(nn.Module):
+        def __init__(self, image_size=16):
+            super().__init__()
+            self.image_size = (image_size, image_size)
+            self.proj = nn.Conv2d(3, 8, 4, 4)
+
+        def forward(self, pixel_values):
+            batch_size, channels, height, width = pixel_values.shape
+            if height != self.image_size[0] or width != self.image_size[1]:
+                raise ValueError("the image must have the configured size")
+            return self.proj(pixel_values).permute(0, 2, 3, 1)
+
+
+    class Encoder(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.patch_embed = PatchEmbed()
+            self.layers = nn.ModuleList()
+            for i in range(4):
+                layer = Layer(config, window_size=2 if i % 2 else 0)
+                self.layers.append(layer)
+
+        def forward(self, pixel_values):
+            hidden_states = self.patch_embed(pixel_values)
+            for layer in self.layers:
+                hidden_states = layer(hidden_states)
+            return hidden_states
+    """
+    assert lint(src) == []
+    unguarded = src.replace('raise ValueError("the image must have the configured size")', "pixel_values = pixel_values * 2")
+    assert (8, "EXL042") in {(f.line - 3, f.code) for f in lint(unguarded)}
+
+
+def test_an_assert_that_a_size_equals_a_constant_pins_it():
+    src = """
+    class Grid(nn.Module):
+        def forward(self, x):
+            n = x.shape[1]
+            assert n == 196
+            side = int(n ** 0.5)
+            return x.view(x.shape[0], side, side, -1)
+    """
+    assert lint(src) == []
+    assert {f.code for f in lint(src.replace("assert n == 196", "assert n > 0"))} == {"EXL042"}

@@ -757,6 +757,19 @@ class P27D(nn.Module):
         return x + m[..., : x.shape[-1]]
 
 
+@probe("p27e", "`if h != 16 or w != 16: raise` pins H and W; a helper's `int()` of them then pins nothing",
+       lambda: (r(2, 3, 16, 16),), [("B", lambda: (r(5, 3, 16, 16),)), ("other", lambda: (r(2, 3, 24, 24),))],
+       {0: [0, 2, 3]})
+class P27E(nn.Module):
+    def forward(self, x):
+        b, c, h, w = x.shape
+        if h != 16 or w != 16:
+            raise ValueError("the model takes 16x16 images")
+        y = F.avg_pool2d(x, 4).permute(0, 2, 3, 1)
+        n = int(2 * max(y.shape[1], y.shape[2]) - 1)
+        return y.flatten(1, 2)[:, :n]
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

@@ -241,6 +241,11 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
         c.scan_attrs()
         vals = [kind(TENSOR, "param")] if attr in c.tensor_attrs else []
         vals += [_classify_attr_expr(expr, c, interp.target) for expr in c.attr_exprs.get(attr, [])]
+        if c.appended.get(attr) and vals and all(v.has("modlist") for v in vals):
+            # `self.layers = nn.ModuleList()` then `self.layers.append(Layer(...))` in a loop
+            parts = [_classify_attr_expr(expr, c, interp.target) for expr in c.appended[attr]]
+            if all(p.has("module") for p in parts):
+                return Val(tags=frozenset({"modlist"}), elem=join(parts))
         if vals:
             return join(vals)
         if attr in c.class_consts:
@@ -378,6 +383,12 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             built = _class_parameter(cls, expr.func.value)
             if built is not None:  # `self.downsample = downsample(...)` of the classes its callers pass
                 return built
+        if isinstance(expr.func, cst.Subscript) and isinstance(expr.func.value, cst.Name):
+            # `ATTENTION_CLASSES[config._attn_implementation](config)`: one of the table's classes
+            names = fi.class_tables.get(expr.func.value.value, [])
+            options = [fi.classes[n] for n in names if n in fi.classes]
+            if options and len(options) == len(names) and all(c.is_module() for c in options):
+                return join([_module_val(c) for c in options])
         last = name.rsplit(".", 1)[-1] if name else ""
         if last in _SHAPE_KEEPING_FACTORIES:
             # `self.norm1 = norm_layer(dim)`, `self.act = act_layer()`: a constructor argument that is a

@@ -18,6 +18,8 @@ from exportlint.analysis.dims import (
     NORM_LAYERS,
     declared_axis,
     layer_fixed_axis,
+    moved_dims,
+    spatial_dims,
     raw_dim,
     derived_sizes,
     literal_axis,
@@ -285,6 +287,8 @@ class Calls:
             if (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS or fixed == -1) and args.positional:
                 # self.act(x), self.norm(x): x's shape; self.fc(x): all but the last dim
                 tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
+            elif args.positional:
+                tags |= spatial_dims(kind(TENSOR), args.positional[0], layer).tags  # self.proj(x) of a fixed-size image
             if args.positional and args.positional[0].has("dds_shape"):
                 tags.add("dds_shape")  # a layer keeps its input's batch: the rows a mask selected
             return kind(TENSOR, *tags, prov=prov)
@@ -652,6 +656,8 @@ class Calls:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, ".repeat_interleave()", repeats, self.checking > 0), frame)
         result = self._method_result(receiver, name, args)
+        if name in ("permute", "transpose", "swapaxes", "flatten"):
+            result = moved_dims(result, receiver, name, node)
         if name in api.SIZE_METHODS and not receiver.has("dds_shape") and not data_shape:
             positions, names = api.SIZE_METHODS[name]
             if name in ("new_zeros", "new_ones", "new_empty") and len(args.positional) > 1:

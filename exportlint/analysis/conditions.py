@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from exportlint.analysis.dims import literal_axis
 from exportlint.analysis.index import dotted
 from exportlint.analysis.values import (
     CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Val, const, kind, seq_of,
@@ -125,3 +126,40 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
     when_true = {subject: yes} if yes is not None else {}
     when_false = {subject: no} if no is not None else {}
     return (when_false, when_true) if negated else (when_true, when_false)
+
+
+def size_read(node: cst.BaseExpression | None) -> tuple[str, int | None] | None:
+    """`x.shape` / `x.size()` (the whole shape: axis None), `x.shape[2]` / `x.size(2)`: (x, axis)."""
+    axis: int | None = None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        axis = literal_axis(node.slice[0].slice.value)
+        if axis is None:
+            return None
+        node = node.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        if len(node.args) > 1 or (node.args and (node.args[0].keyword is not None or node.args[0].star)):
+            return None
+        axis = literal_axis(node.args[0].value) if node.args else None
+        if node.args and axis is None:
+            return None
+        return (node.func.value.value, axis) if isinstance(node.func.value, cst.Name) else None
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
+        return node.value.value, axis
+    return None
+
+
+def held_equal(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """The `a == b` facts that hold where ``test`` evaluates to ``holds``: after `if h != H or w != W:
+    raise ...` (holds False) or `assert h == H and w == W` (holds True), h == H and w == W."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.BooleanOperation):
+        # `a or b` false: both false; `a and b` true: both true
+        if isinstance(test.operator, cst.Or) != holds:
+            return held_equal(test.left, holds) + held_equal(test.right, holds)
+        return []
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        if isinstance(op, cst.Equal if holds else cst.NotEqual):
+            return [(test.left, test.comparisons[0].comparator)]
+    return []

@@ -48,6 +48,7 @@ from exportlint.analysis.dims import (
     broadcast_dims,
     declared_axis,
     literal_axis,
+    pinned_dims,
     shape_seq_of,
     with_data_shape,
 )
@@ -59,7 +60,9 @@ from exportlint.analysis.values import (
 )
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
-from exportlint.analysis.conditions import _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_zero_one
+from exportlint.analysis.conditions import (
+    _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_zero_one, held_equal, size_read,
+)
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
     config_tag, top_statement,
@@ -285,6 +288,7 @@ class Interpreter(Calls):
         finally:
             self.checking -= 1
         self.emit(ev.Branch(node.test, "assert", cond, node.test), frame)
+        self._pin_sizes(node.test, True, frame)
         return True
 
     def s_Break(self, node: cst.Break, frame: Frame) -> bool:
@@ -369,6 +373,8 @@ class Interpreter(Calls):
         frame.env = dict(before)
         if truth is not True:
             frame.env.update(when_false)
+            if ends_in_failure(node.body):
+                self._pin_sizes(node.test, False, frame)
             if isinstance(node.orelse, cst.If):
                 if self.s_If(node.orelse, frame, is_elif=True):
                     outs.append(frame.env)
@@ -548,6 +554,7 @@ class Interpreter(Calls):
     ) -> None:
         if isinstance(target, cst.Name):
             frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
+            self._note_size(target.value, size_read(value_node), None, frame)
         elif isinstance(target, cst.Attribute):
             name = dotted(target)
             if name is not None:
@@ -577,10 +584,41 @@ class Interpreter(Calls):
                         and not any(isinstance(e, cst.StarredElement) for e in elements)):
                     part = part.with_(tags=part.tags | {"last_axis"})  # `B, N, head_dim = q.size()`
                 self.assign(el.value, part, frame, stmt, None, announce=False)
+                whole = size_read(value_node)
+                if isinstance(el.value, cst.Name) and whole is not None and whole[1] is None and not any(
+                        isinstance(e, cst.StarredElement) for e in elements):
+                    self._note_size(el.value.value, (whole[0], i), len(elements), frame)  # `b, c, h, w = x.shape`
         elif isinstance(target, cst.Subscript):
             self.subscript(target, frame, store=True)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, frame, stmt, value_node, announce)
+
+    def _note_size(self, name: str, read: "tuple[str, int | None] | None", rank: int | None, frame: Frame) -> None:
+        """Remember (or forget) that ``name`` holds the size at an axis of a tensor (see Frame.sizes)."""
+        frame.sizes.pop(name, None)
+        if read is not None and read[1] is not None and read[0] in frame.env and frame.env[read[0]].is_tensor:
+            frame.sizes[name] = (read[0], read[1], rank, frame.env[read[0]])
+
+    def _pin_sizes(self, test: cst.BaseExpression, holds: bool, frame: Frame) -> None:
+        """Where ``test`` evaluated to ``holds`` (after `if h != self.image_size[0]: raise ...`, after
+        `assert h == 224`), a size read from a tensor equals a constant: torch.export specialises that
+        dim (a `Dim.AUTO` dim becomes static: measured, p27e), so the name and the tensor's dim are
+        static from here on."""
+        axes: dict[str, list[tuple[int, int | None]]] = {}
+        for a, b in held_equal(test, holds):
+            for size, other in ((a, b), (b, a)):
+                known = frame.sizes.get(size.value) if isinstance(size, cst.Name) else None
+                if known is None or frame.env.get(known[0]) is not known[3]:
+                    continue
+                if isinstance(other, (cst.Integer, cst.Attribute, cst.Subscript)) and self.expr(other, frame).kinds == {CONST}:
+                    frame.env[size.value] = const()
+                    axes.setdefault(known[0], []).append((known[1], known[2]))
+        for tensor, pinned in axes.items():
+            old, new = frame.env[tensor], pinned_dims(frame.env[tensor], pinned)
+            frame.env[tensor] = new
+            for name, (t, axis, rank, val) in list(frame.sizes.items()):
+                if val is old:
+                    frame.sizes[name] = (t, axis, rank, new)
 
     def _with_step(self, name: str, value: Val, frame: Frame, stmt: cst.CSTNode) -> Val:
         described = _describe(value)
@@ -1005,6 +1043,8 @@ class Interpreter(Calls):
             return base.with_(tags=tags)
         if base.has("modlist"):
             return base.elem if base.elem is not None else Val(tags=frozenset({"module"}))
+        if base.kinds == {CONST}:
+            return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
 
 

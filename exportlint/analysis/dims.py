@@ -169,8 +169,9 @@ def declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | N
     conv, ``fixed:-1`` after a linear layer; ``count``: the number of dims unpacked, if known); None
     when nothing says."""
     if axis is not None:
-        fixed = {int(tag[6:]) for tag in t.tags if tag.startswith("fixed:")}
-        if axis in fixed or (count is not None and axis - count in fixed):
+        rank = count if count is not None else _rank(t)
+        fixed = {int(tag[6:]) for tag in t.tags if tag.startswith("fixed:")} | _fixed(t, rank)
+        if axis in fixed or (rank is not None and axis >= 0 and axis - rank in fixed):
             return const()
     declared = declared_dims(t)
     if declared is None or axis is None:
@@ -193,7 +194,7 @@ def shape_seq_of(t: Val) -> Val:
     k = size_kind(t)
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
-    tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:")))
+    tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:", "rank:")))
     return seq_of(kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
@@ -256,3 +257,68 @@ def sized_dims(result: Val, positions: object, names: "tuple[str, ...]", positio
             tags.add(f"fixed:{i}")
     kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:", "dims:"))}
     return result.with_(tags=frozenset(kept | tags))
+
+
+def pinned_dims(t: Val, axes: "list[tuple[int, int | None]]") -> Val:
+    """``t`` after a validation guard (`if h != self.image_size[0]: raise ...`) pinned the sizes read
+    from it: each (axis, rank unpacked or None) is fixed from here on (torch.export specialises a
+    `Dim.AUTO` dim a raising guard compares with a constant: measured, p27e)."""
+    tags = set(t.tags)
+    for axis, rank in axes:
+        tags.add(f"fixed:{axis - rank if rank is not None and axis >= 0 else axis}")
+        if rank is not None:
+            tags.add(f"rank:{rank}")
+    return t.with_(tags=frozenset(tags))
+
+
+# torch.nn layers whose output's spatial dims are computed from the input's spatial dims and the
+# layer's configuration alone (not from channels; the rank is kept).
+_SPATIAL_LAYERS = ("Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "Upsample", "ConstantPad",
+                   "ZeroPad", "ReflectionPad", "ReplicationPad")
+
+
+def spatial_dims(result: Val, x: Val, layer: str) -> Val:
+    """`self.proj(x)` (a conv, a pooling, a padding) of an input whose spatial dims (all but batch and
+    channels) are static: the output's spatial dims are static too."""
+    rank = _rank(x)
+    if rank is None or rank < 3 or not layer.startswith(_SPATIAL_LAYERS):
+        return result
+    fixed = _fixed(x, rank)
+    spatial = set(range(-rank + 2, 0))
+    if not spatial <= fixed:
+        return result
+    return result.with_(tags=result.tags | {f"fixed:{k}" for k in spatial} | {f"rank:{rank}"})
+
+
+def moved_dims(result: Val, receiver: Val, name: str, node: cst.Call) -> Val:
+    """`x.permute(0, 2, 3, 1)`, `x.transpose(1, 2)`, `x.flatten(2)`: the receiver's static dims, moved
+    (a flattened group is static when all its dims are)."""
+    axes = [literal_axis(a.value) for a in node.args if a.keyword is None and not a.star]
+    if len(node.args) == 1 and isinstance(node.args[0].value, (cst.Tuple, cst.List)):
+        axes = [literal_axis(e.value) for e in node.args[0].value.elements]
+    if not axes or None in axes or any(a.keyword is not None for a in node.args):
+        return result
+    rank = len(axes) if name == "permute" else _rank(receiver)
+    if rank is None:
+        return result
+    fixed = {k + rank for k in _fixed(receiver, rank)}  # non-negative
+    dims = [a + rank if a < 0 else a for a in axes]  # type: ignore[operator]
+    if name == "permute":
+        new = {j for j, d in enumerate(dims) if d in fixed}
+        new_rank = rank
+    elif name in ("transpose", "swapaxes") and len(dims) == 2:
+        a, b = dims
+        new = {b if k == a else a if k == b else k for k in fixed}
+        new_rank = rank
+    elif name == "flatten" and len(dims) <= 2:
+        start, end = dims[0], (dims[1] if len(dims) == 2 else rank - 1)
+        if not 0 <= start <= end < rank:
+            return result
+        new = {k for k in fixed if k < start} | {k - (end - start) for k in fixed if k > end}
+        if all(k in fixed for k in range(start, end + 1)):
+            new.add(start)
+        new_rank = rank - (end - start)
+    else:
+        return result
+    kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:"))}
+    return result.with_(tags=frozenset(kept | {f"fixed:{k - new_rank}" for k in new} | {f"rank:{new_rank}"}))

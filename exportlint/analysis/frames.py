@@ -92,6 +92,9 @@ class Frame:
     bypass: str | None = None
     # The non-default constructor setting this code needs (see code_facts.config_gate)
     gate: str | None = None
+    # Sizes read from a tensor into a name (`b, c, h, w = x.shape`, `h = x.size(2)`): name -> (the
+    # tensor's name, axis, rank unpacked or None, the tensor's value then), for guards that pin them
+    sizes: dict[str, tuple[str, int, int | None, Val]] = field(default_factory=dict)
 
     @property
     def cls(self) -> ClassInfo | None:

@@ -95,6 +95,8 @@ class ClassInfo:
     class_consts: dict[str, Any] = field(default_factory=dict)
     # self.<attr> assignments found in any method: attr -> value expressions (see scan_attrs)
     attr_exprs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # What `self.<attr>.append(x)` adds to a container attribute (x, or the call a local `x` was built by)
+    appended: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # register_buffer / register_parameter names
     tensor_attrs: set[str] = field(default_factory=set)
     _node: cst.ClassDef | None = None
@@ -271,10 +273,13 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
         return
     self_name = params[0].name.value
     registers = (f"{self_name}.register_buffer", f"{self_name}.register_parameter")
+    built: dict[str, cst.BaseExpression] = {}  # `layer = Block(...)` before `self.layers.append(layer)`
     for stmt in iter_statements(fn.body):
         if isinstance(stmt, cst.Assign):
             for t in stmt.targets:
                 _record_target(cls, self_name, t.target, stmt.value)
+                if isinstance(t.target, cst.Name):
+                    built[t.target.value] = stmt.value
         elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
             _record_target(cls, self_name, stmt.target, stmt.value)
         elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
@@ -283,6 +288,14 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     cls.tensor_attrs.add(first.evaluated_value)
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "append" and len(call.args) == 1
+                    and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)
+                    and func.value.value.value == self_name):
+                item = call.args[0].value
+                if isinstance(item, cst.Name):
+                    item = built.get(item.value, item)
+                cls.appended.setdefault(func.value.attr.value, []).append(item)
 
 
 def _record_target(cls: ClassInfo, self_name: str, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
@@ -320,6 +333,9 @@ class FileIndex:
         self.functions: "dict[str, cst.FunctionDef] | _LazyDefs" = {}
         self.classes: dict[str, ClassInfo] = {}
         self.consts: set[str] = set()
+        # Module-level tables of classes (`ATTENTION_CLASSES = {"eager": Attention, "sdpa": SdpaAttention}`):
+        # name -> the classes' names, for `ATTENTION_CLASSES[config._attn_implementation](config)`
+        self.class_tables: dict[str, list[str]] = {}
         self._positions: "list[tuple[cst.Module, int, Positions | None]]" = []
         # line -> characters removed from its indentation before parsing (form feeds, see
         # budget.leading_form_feeds): added back to the columns reported on that line.
@@ -347,6 +363,12 @@ class FileIndex:
                 elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     self.consts.update(t.value for t in targets if isinstance(t, cst.Name))
+                    value = small.value
+                    if isinstance(value, cst.Dict) and value.elements and all(
+                            isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) for e in value.elements):
+                        for t in targets:
+                            if isinstance(t, cst.Name):
+                                self.class_tables[t.value] = [e.value.value for e in value.elements]  # type: ignore[union-attr]
         elif isinstance(stmt, cst.FunctionDef):
             self.functions[stmt.name.value] = stmt  # type: ignore[index]
         elif isinstance(stmt, cst.ClassDef):
@@ -413,6 +435,11 @@ class FileIndex:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 self.consts.update(t.id for t in targets if isinstance(t, ast.Name))
+                if isinstance(stmt.value, ast.Dict) and stmt.value.values and all(
+                        k is not None and isinstance(v, ast.Name) for k, v in zip(stmt.value.keys, stmt.value.values)):
+                    for t in targets:
+                        if isinstance(t, ast.Name):
+                            self.class_tables[t.id] = [v.id for v in stmt.value.values]  # type: ignore[attr-defined]
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.add(stmt.name, self._loader(stmt, cst.FunctionDef))  # type: ignore[union-attr]
             elif isinstance(stmt, ast.ClassDef):

@@ -235,9 +235,20 @@ _TENSOR_FACTS = ("param", "const_tensor")
 _ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
 
 
+def _counted_from_the_end(v: Val) -> Val:
+    """A tensor of known rank with its static dims named from the end (`fixed:1` of a rank-4 tensor
+    is `fixed:-3`), so that the same dim fixed by a `view(-1, ws, ws, c)` and by a pinned `x.shape`
+    is the same tag at a merge."""
+    rank = next((int(t[5:]) for t in v.tags if t.startswith("rank:")), None)
+    if rank is None or not any(t.startswith("fixed:") and not t.startswith("fixed:-") for t in v.tags):
+        return v
+    return v.with_(tags=frozenset(
+        f"fixed:{int(t[6:]) - rank}" if t.startswith("fixed:") and not t.startswith("fixed:-") else t for t in v.tags))
+
+
 def join(vals: list[Val]) -> Val:
     """Least upper bound at control-flow merges (union of kinds and tags)."""
-    vals = [v for v in vals if v is not None]
+    vals = [_counted_from_the_end(v) if TENSOR in v.kinds else v for v in vals if v is not None]
     if not vals:
         return UNKNOWN
     if len(vals) == 1:

@@ -559,6 +559,15 @@ def test_a_raising_guard_on_sizes_pins_them_and_later_int_pins_nothing_more():
         ep.module()(*_b(probe, "other"))
 
 
+def test_a_shape_check_on_strided_sizes_ties_the_size_to_its_parity():
+    """p27f (EXL022 warning): comparing a pooled-and-upsampled shape with the input's keeps H dynamic
+    but guards `2 + 2 * ((H - 1) // 2) == H`: sizes of the example's parity match, the others are rejected."""
+    probe = _probe("p27f")
+    ep = _export(probe)
+    assert _outcome(ep.module(), probe, "B") == "match"
+    assert _outcome(ep.module(), probe, "other") == "raise"
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

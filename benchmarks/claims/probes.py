@@ -770,6 +770,17 @@ class P27E(nn.Module):
         return y.flatten(1, 2)[:, :n]
 
 
+@probe("p27f", "`if h.shape != r.shape:` after a strided pooling and a 2x upsampling (DPT's fusion check)",
+       lambda: (r(1, 2, 8, 8),), [("B", lambda: (r(1, 2, 10, 10),)), ("other", lambda: (r(1, 2, 9, 9),))],
+       {0: [2, 3]})
+class P27F(nn.Module):
+    def forward(self, x):
+        h = F.interpolate(F.avg_pool2d(x, 3, 2, 1), scale_factor=2.0, mode="bilinear")
+        if h.shape != x.shape:
+            x = F.interpolate(x, size=(h.shape[2], h.shape[3]), mode="bilinear")
+        return h + x
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

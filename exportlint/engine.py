@@ -82,6 +82,8 @@ class _Dispatcher:
                 if frame.gate is not None:
                     finding.severity = Severity.INFO
                     finding.hint += f"; this code only runs with a non-default {frame.gate}"
+                if frame.needs is not None and frame.gate is None and frame.bypass is None:
+                    finding.hint += f"; this code runs only when the optional input `{frame.needs}` is given"
                 if frame.bypass is not None:
                     finding.severity = Severity.INFO
                     finding.hint += (

@@ -2093,3 +2093,31 @@ def test_an_assert_that_a_size_equals_a_constant_pins_it():
     """
     assert lint(src) == []
     assert {f.code for f in lint(src.replace("assert n == 196", "assert n > 0"))} == {"EXL042"}
+
+
+def test_code_only_an_optional_input_runs_says_so():
+    """NaFlex / video paths: code under `if patch_coord is not None:` (also through a flag computed as
+    `patch_coord is None`, `not`, `and`, and after `if patch_coord is None: return ...`) runs only when
+    the optional input is given; the finding keeps its severity and names that condition. Code on the
+    path without it carries no such note."""
+    src = """
+    class NaFlex(nn.Module):
+        def forward(self, x, patch_coord=None, patch_valid=None):
+            default_grid = patch_coord is None
+            if not default_grid and patch_valid is None:
+                if (patch_coord < 0).any():
+                    x = x * 2
+            if patch_coord is not None:
+                n = int(patch_coord.max().item())
+                x = x[:, :n]
+            if (x > 0).any():
+                x = x + 1
+            if patch_coord is None or patch_valid is None:
+                x = x - 1
+            if patch_coord is None:
+                return x
+            return x + int(patch_coord.sum().item())
+    """
+    notes = {f.line - 3: "optional input `patch_coord`" in f.hint for f in lint(src)}
+    assert notes == {6: True, 9: True, 11: False, 17: True}
+    assert {f.severity for f in lint(src)} == {Severity.ERROR}

@@ -134,6 +134,8 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     In library code an option of the forward (`output_attentions: bool = False`) is a setting with
     its default, like a constructor's: the code only a non-default value runs is gated."""
     value = _entry_param_kind(p, entry, ref, name, interp)
+    if interp.library_mode and entry and value.is_tensor and isinstance(p.default, cst.Name) and p.default.value == "None":
+        return value.with_(tags=value.tags | {f"optional:{name}"})  # an optional input (see frames.needed_input)
     if interp.library_mode and p.default is not None and value.kinds <= {CONST, NONE} and value.kinds:
         ok, default = literal(p.default)
         if ok and (default is None or isinstance(default, (bool, int, float, str))):

@@ -65,7 +65,7 @@ from exportlint.analysis.conditions import (
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
-    config_tag, top_statement,
+    config_tag, needed_input, swap_needs, top_statement,
 )
 
 MAX_DEPTH = 12
@@ -102,7 +102,8 @@ class Interpreter(Calls):
         self.checking = 0  # > 0 while evaluating an assert's test or a torch._check's arguments
         self.assigning: list[tuple[cst.Assign, cst.CSTNode]] = []  # the assignments being evaluated, innermost last
         # (bypass, gate) of the arms being analysed: see Frame
-        self.context_stack: list[tuple[str | None, str | None]] = []
+        self.context_stack: list[tuple[str | None, str | None, str | None]] = []
+        self.if_conds: dict[int, Val] = {}  # id(if node) -> its evaluated test (read after an early exit)
         # The conditional regions being analysed, innermost last: one fresh token per entry into code
         # that may not run on an export's path (see _conditional); a failure dominates the code
         # analysed while its regions are still open (see engine._Dispatcher)
@@ -156,10 +157,10 @@ class Interpreter(Calls):
         self.depth += 1
         caller_assigning, self.assigning = self.assigning, []  # the callee's own statements
         try:
-            bypass, gate = self.context_stack[-1] if self.context_stack else (None, None)
+            bypass, gate, needs = self.context_stack[-1] if self.context_stack else (None, None, None)
             # a helper with a precompute hook (`kwargs.pop("position_ids")`) is bypassed as a whole
             bypass = precomputed_bypass(ref.node) or bypass
-            frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate)
+            frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate, needs=needs)
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
             else:
@@ -202,24 +203,28 @@ class Interpreter(Calls):
             if not exited and type(stmt) in _COMPOUND and may_exit_early(stmt):
                 exited = True
                 self.regions.append(object())
-            gate = self._gate_after(stmt, frame)
-            if gate is not None:
-                # `if not self.quant_mode: return x`: what follows runs only with a non-default setting
-                with self._context(frame, None, gate):
+            gate, needs = self._gate_after(stmt, frame)
+            if gate is not None or needs is not None:
+                # `if not self.quant_mode: return x`: what follows runs only with a non-default setting;
+                # `if patch_coord is None: return self.plain(x)`: only when the optional input is given
+                with self._context(frame, None, gate, needs):
                     result = self.block(stmts[i + 1 :], frame)
                 break
         if exited:
             self.regions.pop()
         return result
 
-    def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> str | None:
+    def _gate_after(self, stmt: cst.CSTNode, frame: Frame) -> tuple[str | None, str | None]:
+        """After `if <test>: ... return`: the non-default setting and the optional input the rest of
+        the block needs (see _if_arms), if any."""
         if not (self.library_mode and isinstance(stmt, cst.If) and stmt.orelse is None):
-            return None
+            return None, None
         body = body_statements(stmt.body)
         last = body[-1] if body else None
         if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], cst.Return)):
-            return None
-        return config_gate(stmt.test, self._setting(frame), negated=True)
+            return None, None
+        cond = self.if_conds.get(id(stmt))
+        return config_gate(stmt.test, self._setting(frame), negated=True), needed_input(cond, negated=True) if cond is not None else None
 
     def stmt(self, node: cst.CSTNode, frame: Frame) -> bool:
         if isinstance(node, cst.SimpleStatementLine):
@@ -347,6 +352,7 @@ class Interpreter(Calls):
                 or overwritten_arm(node, frame.func.node)
             )
             self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
+        self.if_conds[id(node)] = cond
         if cond.truth is not None:
             return self._if_arms(node, frame, cond)
         with self._conditional():
@@ -367,7 +373,7 @@ class Interpreter(Calls):
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
             gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
-            with self._context(frame, filled, gate):
+            with self._context(frame, filled, gate, needed_input(cond)):
                 if self.block(body_statements(node.body), frame):
                     (gated if gate else outs).append(frame.env)
         frame.env = dict(before)
@@ -381,7 +387,7 @@ class Interpreter(Calls):
             else:
                 gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
                 if isinstance(node.orelse, cst.Else):
-                    with self._context(frame, None, gate):
+                    with self._context(frame, None, gate, needed_input(cond, negated=True)):
                         if self.block(body_statements(node.orelse.body), frame):
                             (gated if gate else outs).append(frame.env)
                 else:
@@ -421,17 +427,18 @@ class Interpreter(Calls):
         return setting
 
     @contextlib.contextmanager
-    def _context(self, frame: Frame, bypass: str | None, gate: str | None) -> Iterator[None]:
+    def _context(self, frame: Frame, bypass: str | None, gate: str | None, needs: str | None = None) -> Iterator[None]:
         """While an arm runs: the optional input it computes (``bypass``), the non-default
-        configuration it needs (``gate``); frames of the calls it makes inherit them."""
-        saved = frame.bypass, frame.gate
-        frame.bypass, frame.gate = bypass or frame.bypass, gate or frame.gate
-        self.context_stack.append((frame.bypass, frame.gate))
+        configuration it needs (``gate``), the optional input it needs given (``needs``); frames of the
+        calls it makes inherit them."""
+        saved = frame.bypass, frame.gate, frame.needs
+        frame.bypass, frame.gate, frame.needs = bypass or frame.bypass, gate or frame.gate, needs or frame.needs
+        self.context_stack.append((frame.bypass, frame.gate, frame.needs))
         try:
             yield
         finally:
             self.context_stack.pop()
-            frame.bypass, frame.gate = saved
+            frame.bypass, frame.gate, frame.needs = saved
 
     def s_While(self, node: cst.While, frame: Frame) -> bool:
         return self._loop(node, frame, lambda: self._while_head(node, frame))
@@ -738,7 +745,7 @@ class Interpreter(Calls):
         v = self.expr(node.expression, frame)
         if isinstance(node.operator, cst.Not):
             truth = v.truth
-            tags = v.tags - {"truthy", "falsy"}
+            tags = frozenset(swap_needs(t) for t in v.tags - {"truthy", "falsy"})
             if truth is not None:
                 tags |= FALSY if truth else TRUTHY
             kinds = frozenset({CONST}) if v.kinds <= {NONE, SEQ} else v.kinds - {SEQ}
@@ -759,6 +766,8 @@ class Interpreter(Calls):
         if known is not None:
             return right  # the left side is known and does not decide
         out = join([left, right])
+        # `a is not None and b`: its true arm needs a; `a is None or b`: its false arm does
+        out = out.with_(tags=frozenset(t for t in out.tags if not t.startswith("needs_else:" if is_and else "needs:")))
         if right.truth is (not is_and):  # `… or not self.training` is True, `… and False` False
             out = out.with_(tags=out.tags | (TRUTHY if not is_and else FALSY))
         if is_and and out.is_data and (left.has("dtype_test") or right.has("dtype_test")):
@@ -779,9 +788,13 @@ class Interpreter(Calls):
                 is_none = True if operands[0].kinds == frozenset({NONE}) and operands[0].truth is False else None
                 if _never_none(operands[0]):
                     is_none = False  # `if max_len is None:` when every caller passes a size: never taken
+                is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
                 if is_none is not None:
-                    is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
                     return Val(kinds=frozenset({CONST}), tags=TRUTHY if is_none != is_not else FALSY)
+                optional = [t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:")]
+                if optional:
+                    # `if patch_coord is not None:`: the arm that runs when the optional input is given
+                    return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if is_not else 'needs_else'}:{optional[0]}"}))
             return const()
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons

@@ -92,6 +92,8 @@ class Frame:
     bypass: str | None = None
     # The non-default constructor setting this code needs (see code_facts.config_gate)
     gate: str | None = None
+    # The optional input (a root's `x=None` tensor parameter) this code runs only when given
+    needs: str | None = None
     # Sizes read from a tensor into a name (`b, c, h, w = x.shape`, `h = x.size(2)`): name -> (the
     # tensor's name, axis, rank unpacked or None, the tensor's value then), for guards that pin them
     sizes: dict[str, tuple[str, int, int | None, Val]] = field(default_factory=dict)
@@ -107,6 +109,24 @@ class Frame:
                 return f.env[name]
             f = f.parent
         return None
+
+
+def needed_input(cond: Val, negated: bool = False) -> str | None:
+    """The optional input the arm of a test runs only when given (the `if` arm; the `else` arm or the
+    code after an early exit with ``negated``): `patch_coord` of `if patch_coord is not None:`, of
+    `if not default_grid:` after `default_grid = patch_coord is None`."""
+    prefix = "needs_else:" if negated else "needs:"
+    names = sorted(t[len(prefix):] for t in cond.tags if t.startswith(prefix))
+    return names[0] if names else None
+
+
+def swap_needs(tag: str) -> str:
+    """`not c`: what the true arm of c needs, its false arm needs."""
+    if tag.startswith("needs:"):
+        return "needs_else:" + tag[len("needs:"):]
+    if tag.startswith("needs_else:"):
+        return "needs:" + tag[len("needs_else:"):]
+    return tag
 
 
 def config_tag(param: str, default: object) -> str:

@@ -2121,3 +2121,30 @@ def test_code_only_an_optional_input_runs_says_so():
     notes = {f.line - 3: "optional input `patch_coord`" in f.hint for f in lint(src)}
     assert notes == {6: True, 9: True, 11: False, 17: True}
     assert {f.severity for f in lint(src)} == {Severity.ERROR}
+
+
+def test_a_tensor_tested_against_tensor_or_array_types_stays_a_tensor():
+    # LLaVA-NeXT's unpad_image: `if not isinstance(original_size, (torch.Tensor, np.ndarray)): raise`
+    # then `original_size.tolist()`: the sizes are read from data (the int() fails torch.export), not
+    # input dims.
+    src = """
+    import numpy as np
+
+
+    def unpad_image(tensor, original_size):
+        if not isinstance(original_size, (list, tuple)):
+            if not isinstance(original_size, (torch.Tensor, np.ndarray)):
+                raise TypeError("image_size invalid type")
+            original_size = original_size.tolist()
+        original_height, original_width = original_size
+        current_height, current_width = tensor.shape[1:]
+        scale_factor = current_width / original_width
+        new_height = int(round(original_height * scale_factor, 7))
+        return tensor[:, :new_height]
+
+
+    class Packer(nn.Module):
+        def forward(self, feature, image_sizes: torch.Tensor):
+            return unpad_image(feature, image_sizes[0])
+    """
+    assert {(f.line - 3, f.code) for f in lint(src)} == {(9, "EXL002"), (13, "EXL003")}

@@ -89,6 +89,8 @@ _SCALAR_TYPES = {"int", "float", "bool", "str", "complex", "numbers.Number", "Nu
 
 
 _TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
+# Array types a tensor test may list besides tensors (`isinstance(x, (torch.Tensor, np.ndarray))`).
+_ARRAY_TYPES = {"np.ndarray", "numpy.ndarray", "ndarray"}
 
 
 def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], dict[str, Val]]:
@@ -111,7 +113,7 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
     current = frame.lookup(subject) or UNKNOWN
     yes: Val | None = None
     no: Val | None = None
-    if types <= _TENSOR_TYPES:
+    if types <= _TENSOR_TYPES | _ARRAY_TYPES and types & _TENSOR_TYPES:
         yes = kind(TENSOR, prov=current.prov) if not current.is_tensor else current.with_(tags=current.tags - {"maybe_tuple"})
         no = UNKNOWN
     elif types <= _SEQ_TYPES:

@@ -2148,3 +2148,22 @@ def test_a_tensor_tested_against_tensor_or_array_types_stays_a_tensor():
             return unpad_image(feature, image_sizes[0])
     """
     assert {(f.line - 3, f.code) for f in lint(src)} == {(9, "EXL002"), (13, "EXL003")}
+
+
+def test_an_optional_input_filled_in_when_missing_is_no_longer_optional():
+    # MusicGen-Melody: `if input_features is None: input_features = torch.zeros(...)` then `if
+    # input_features is not None:` runs whether or not the caller passed it: no optional-input note.
+    src = """
+    class Melody(nn.Module):
+        def forward(self, x, input_features=None, chroma=None):
+            if input_features is None:
+                input_features = torch.zeros(x.shape[0], 4, 12)
+            if input_features is not None:
+                x = x[:, : int(input_features.sum().item())]
+            if chroma is not None:
+                x = x[:, : int(chroma.sum().item())]
+            return x
+    """
+    notes = {f.line - 3: f.hint for f in lint(src)}
+    assert "optional input" not in notes[7]
+    assert "optional input `chroma`" in notes[9]

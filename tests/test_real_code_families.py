@@ -2167,3 +2167,24 @@ def test_an_optional_input_filled_in_when_missing_is_no_longer_optional():
     notes = {f.line - 3: f.hint for f in lint(src)}
     assert "optional input" not in notes[7]
     assert "optional input `chroma`" in notes[9]
+
+
+def test_a_conditional_expression_led_by_a_setting_is_gated_like_an_if(tmp_path):
+    # LED / Longformer: `() if (output_attentions and is_global_attn) else None` with the configuration's
+    # default `output_attentions=False`: the data-dependent conjunct only runs with the non-default setting.
+    src = """
+    class Encoder(nn.Module):
+        def __init__(self, output_attentions=False):
+            super().__init__()
+            self.output_attentions = output_attentions
+
+        def forward(self, x, mask):
+            is_global_attn = (mask > 0).flatten().any()
+            collected = () if (self.output_attentions and is_global_attn) else None
+            if self.output_attentions and is_global_attn:
+                x = x * 2
+            return x, collected
+    """
+    found = {(f.line - 3, f.code): f for f in lint(src)}
+    assert found[(9, "EXL020")].severity is Severity.INFO and "non-default `output_attentions`" in found[(9, "EXL020")].hint
+    assert found[(10, "EXL020")].severity is Severity.INFO

@@ -336,13 +336,7 @@ class Interpreter(Calls):
         return True
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
-        # `if feature_ensemble and x.shape[0] // 2 >= k:`: what follows a setting's conjunct is only
-        # evaluated with a non-default setting
-        leading = node.test
-        while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
-            leading = leading.left
-        lead_gate = config_gate(leading, self._setting(frame)) if self.library_mode and leading is not node.test else None
-        with self._context(frame, None, lead_gate) if lead_gate is not None else contextlib.nullcontext():
+        with self._lead_gate(node.test, frame):
             cond = self.expr(node.test, frame)
             kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
             # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
@@ -832,13 +826,23 @@ class Interpreter(Calls):
             result = result.with_(tags=result.tags - {"size_tensor", "scalar"})
         return result.with_(tags=result.tags | frozenset(extra)) if extra else result
 
+    def _lead_gate(self, test: cst.BaseExpression, frame: Frame) -> "contextlib.AbstractContextManager[None]":
+        """`if feature_ensemble and x.shape[0] // 2 >= k:`, `() if (output_attentions and is_global_attn)
+        else None`: what follows a setting's leading conjunct is only evaluated with a non-default setting."""
+        leading = test
+        while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
+            leading = leading.left
+        gate = config_gate(leading, self._setting(frame)) if self.library_mode and leading is not test else None
+        return self._context(frame, None, gate) if gate is not None else contextlib.nullcontext()
+
     def e_IfExp(self, node: cst.IfExp, frame: Frame) -> Val:
-        cond = self.expr(node.test, frame)
         same = known_false(node.body) and known_false(node.orelse)  # `False if compiling else is_deepspeed…()`
         # two expressions for one value, unless they are different literals (`1 if compiling() else 2`)
         literals = [literal(a) for a in (node.body, node.orelse)]
         differ = all(ok for ok, _ in literals) and literals[0][1] != literals[1][1]
-        self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
+        with self._lead_gate(node.test, frame):
+            cond = self.expr(node.test, frame)
+            self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
         with self._conditional():

@@ -2188,3 +2188,43 @@ def test_a_conditional_expression_led_by_a_setting_is_gated_like_an_if(tmp_path)
     found = {(f.line - 3, f.code): f for f in lint(src)}
     assert found[(9, "EXL020")].severity is Severity.INFO and "non-default `output_attentions`" in found[(9, "EXL020")].hint
     assert found[(10, "EXL020")].severity is Severity.INFO
+
+
+def test_a_configuration_field_defaulting_to_none_is_a_setting(tmp_path):
+    # BLT: `max_patch_length: int | None = None` in the configuration; `process_patch_lengths(lengths,
+    # self.config.max_patch_length)` returns at `if max_patch_length is None:` with the default.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/configuration_blt.py": """
+            class BltConfig:
+                max_patch_length: int | None = None
+                patch_size: int = 4
+            """,
+        "pkg/modeling_blt.py": """
+            import torch
+            from torch import nn
+
+
+            def process_patch_lengths(patch_lengths, max_patch_length):
+                if max_patch_length is None:
+                    return patch_lengths
+                n = int(patch_lengths.max().item())
+                return patch_lengths[:, :n]
+
+
+            class BltModel(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+
+                def forward(self, lengths):
+                    return process_patch_lengths(lengths, self.config.max_patch_length)
+            """,
+    }
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    _, project = write_tree(tmp_path, files)
+    model = tmp_path / "pkg/modeling_blt.py"
+    (finding,) = [d for d in analyze_source(model.read_text(), str(model), Target.EXPORT, project) if d.code == "EXL001"]
+    assert finding.severity is Severity.INFO and "`config.max_patch_length` (default None)" in finding.hint

@@ -634,8 +634,8 @@ def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | N
             if not config.name.endswith("Config"):
                 continue
             # the field may be declared by a base (transformers' `PreTrainedConfig.chunk_size_feed_forward = 0`)
-            default = next((d for c in config.iter_mro() if (d := _config_field(c, field_name)) is not None), None)
-            if default is not None:
+            default = next((d for c in config.iter_mro() if (d := _config_field(c, field_name)) is not _MISSING), _MISSING)
+            if default is not _MISSING:
                 found.append(default)
     if len(found) != 1 or found[0] is _NOT_LITERAL:
         return None
@@ -660,23 +660,25 @@ def _configuration_files(project: Any) -> dict[str, list[str]]:
 
 
 _NOT_LITERAL = object()
+_MISSING = object()
 
 
-def _config_field(config: "ClassInfo", field_name: str) -> object | None:
-    """A configuration class's default for ``field_name``: an `__init__` parameter's literal default,
-    or a class-level `field: type = literal` (transformers 5's dataclass-style configs); None when the
-    class does not take it, ``_NOT_LITERAL`` when the default is not a literal."""
+def _config_field(config: "ClassInfo", field_name: str) -> object:
+    """A configuration class's default for ``field_name``: an `__init__` parameter's literal default
+    (`None` included: `max_patch_length: int | None = None`), or a class-level `field: type = literal`
+    (transformers 5's dataclass-style configs); ``_MISSING`` when the class does not take it,
+    ``_NOT_LITERAL`` when the default is not a literal."""
     init = config.methods.get("__init__")
     for p in named_params(init) if init is not None else ():
         if p.name.value == field_name and p.default is not None:
             ok, value = literal(p.default)
             return value if ok else _NOT_LITERAL
     for method in (init, config.methods.get("__post_init__")):
-        popped = _popped_default(method, field_name) if method is not None else None
-        if popped is not None:
+        popped = _popped_default(method, field_name) if method is not None else _MISSING
+        if popped is not _MISSING:
             return popped
     if field_name not in config.class_consts:
-        return None
+        return _MISSING
     body = config.node.body.body if isinstance(config.node.body, cst.IndentedBlock) else []
     for stmt in body:
         for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
@@ -684,10 +686,10 @@ def _config_field(config: "ClassInfo", field_name: str) -> object | None:
             if isinstance(target, cst.Name) and target.value == field_name and small.value is not None:
                 ok, value = literal(small.value)
                 return value if ok else _NOT_LITERAL
-    return None
+    return _MISSING
 
 
-def _popped_default(init: cst.FunctionDef, field_name: str) -> object | None:
+def _popped_default(init: cst.FunctionDef, field_name: str) -> object:
     """`self._output_attentions = kwargs.pop("output_attentions", False)` in a configuration's
     `__init__` / `__post_init__` (transformers' `PreTrainedConfig`): the field's default, read from the
     keyword arguments (a property may expose it)."""
@@ -701,7 +703,7 @@ def _popped_default(init: cst.FunctionDef, field_name: str) -> object | None:
                 if ok and key == field_name:
                     ok, default = literal(value.args[1].value)
                     return default if ok else _NOT_LITERAL
-    return None
+    return _MISSING
 
 
 _FILLS = NodeMemo()

@@ -82,8 +82,8 @@ class _Dispatcher:
                 if frame.gate is not None:
                     finding.severity = Severity.INFO
                     finding.hint += f"; this code only runs with a non-default {frame.gate}"
-                if frame.needs is not None and frame.gate is None and frame.bypass is None:
-                    finding.hint += f"; this code runs only when the optional input `{frame.needs}` is given"
+                if frame.gate is None and frame.bypass is None:
+                    finding.needs = frame.needs
                 if frame.bypass is not None:
                     finding.severity = Severity.INFO
                     finding.hint += (
@@ -101,8 +101,11 @@ class _Dispatcher:
                 known = self.findings.get(key)
                 if known is None:
                     self.findings[key] = finding
-                elif finding.after is None:
-                    known.after = None  # a path reaches it with nothing failing before: no note
+                else:
+                    if finding.after is None:
+                        known.after = None  # a path reaches it with nothing failing before: no note
+                    if finding.needs != known.needs:
+                        known.needs = None  # a path reaches it without that optional input
                 if (self.target is Target.EXPORT and finding.code in _STOPPING and severity is Severity.ERROR
                         and self.interp is not None and not _short_circuits(finding.node, self.interp.deciding)):
                     self.stops.append((tuple(self.interp.regions), known or finding))
@@ -294,6 +297,8 @@ def _short_circuits(node: cst.CSTNode, deciding: "dict[int, cst.CSTNode]") -> bo
 def _to_diagnostic(f: Finding, target: Target, sites: dict | None = None) -> Diagnostic:
     line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     hint = f.hint
+    if f.needs is not None:
+        hint += f"; this code runs only when the optional input `{f.needs}` is given"
     if f.after is not None:
         stop_line = _anchor_span(f.after.file, f.after.node, f.after.top)[0]
         where = f"line {stop_line}" if f.after.file.path == f.file.path else f"{f.after.file.path}:{stop_line}"

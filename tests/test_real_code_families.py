@@ -2228,3 +2228,24 @@ def test_a_configuration_field_defaulting_to_none_is_a_setting(tmp_path):
     model = tmp_path / "pkg/modeling_blt.py"
     (finding,) = [d for d in analyze_source(model.read_text(), str(model), Target.EXPORT, project) if d.code == "EXL001"]
     assert finding.severity is Severity.INFO and "`config.max_patch_length` (default None)" in finding.hint
+
+
+def test_the_optional_input_note_follows_comprehensions_and_needs_every_path():
+    # Gemma4's get_video_features: `[int(f.sum()) for f in torch.split(...)]` under `if pixel_values_videos
+    # is not None:`; a helper also reached without the input carries no note.
+    src = """
+    class Video(nn.Module):
+        def frames(self, counts):
+            return [int(c.sum()) for c in counts]
+
+        def shared(self, x):
+            return int(x.max().item())
+
+        def forward(self, x, pixel_values_videos=None):
+            if pixel_values_videos is not None:
+                sizes = self.frames(pixel_values_videos)
+                x = x + self.shared(pixel_values_videos)
+            return x + self.shared(x)
+    """
+    notes = {f.line - 3: "optional input `pixel_values_videos`" in f.hint for f in lint(src)}
+    assert notes == {4: True, 7: False}

@@ -879,7 +879,7 @@ class Interpreter(Calls):
     def _comprehension(self, node: cst.BaseComp, frame: Frame, elt: Callable[[Frame], Val]) -> Val:
         inner = Frame(
             frame.file, frame.func, {}, parent=frame, nested=frame.nested, called_nested=frame.called_nested,
-            bypass=frame.bypass, gate=frame.gate,
+            bypass=frame.bypass, gate=frame.gate, needs=frame.needs,
         )
         comp: cst.CompFor | None = node.for_in
         while comp is not None:

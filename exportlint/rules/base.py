@@ -33,6 +33,8 @@ class Finding:
     notes: tuple = ()
     # An error on the same root's unconditional path that torch.export stops at first (engine).
     after: "Finding | None" = None
+    # The optional input of the root every path to this line needs given (engine), if any.
+    needs: str | None = None
 
 
 @dataclass

@@ -568,6 +568,15 @@ def test_a_shape_check_on_strided_sizes_ties_the_size_to_its_parity():
     assert _outcome(ep.module(), probe, "other") == "raise"
 
 
+def test_numpy_prod_of_sizes_stays_symbolic_under_export_and_is_baked_by_trace():
+    """p09g (EXL042 under trace only): `np.prod(x.shape[1:])` multiplies the SymInts themselves."""
+    probe = _probe("p09g")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "raise"
+
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

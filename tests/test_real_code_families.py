@@ -2249,3 +2249,19 @@ def test_the_optional_input_note_follows_comprehensions_and_needs_every_path():
     """
     notes = {f.line - 3: "optional input `pixel_values_videos`" in f.hint for f in lint(src)}
     assert notes == {4: True, 7: False}
+
+
+def test_numpy_products_of_sizes_stay_symbolic_under_export():
+    # Perceiver: `np.prod(index_dims)`; p09g: torch.export keeps the dims dynamic; jit.trace bakes them.
+    src = """
+    import numpy as np
+
+
+    class Flatten(nn.Module):
+        def forward(self, x):
+            n = np.prod(x.shape[1:])
+            side = int(np.sqrt(x.shape[1]))
+            return x.reshape(x.shape[0], n), side
+    """
+    assert {(f.line - 3, f.code) for f in lint(src)} == {(8, "EXL042")}
+    assert {(f.line - 3, f.code) for f in lint(src, "trace")} == {(7, "EXL042"), (8, "EXL042")}

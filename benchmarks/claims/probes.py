@@ -13,6 +13,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -779,6 +780,12 @@ class P27F(nn.Module):
         if h.shape != x.shape:
             x = F.interpolate(x, size=(h.shape[2], h.shape[3]), mode="bilinear")
         return h + x
+
+
+@probe("p09g", "`x.reshape(x.shape[0], np.prod(x.shape[1:]))`", lambda: (r(2, 3, 4),), lambda: (r(3, 5, 6),), {0: [0, 1, 2]})
+class P09G(nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0], np.prod(x.shape[1:]))
 
 
 # --------------------------------------------------------------------------- export-mode predicates

@@ -274,6 +274,10 @@ EXPORT_SPECIALISING = {
 EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 
 
+# NumPy functions that only add or multiply their operands: on sizes they compute with the SymInts
+# themselves (object arrays), so torch.export and ONNX dynamo keep them symbolic (measured, p09g).
+NUMPY_ARITHMETIC = {"numpy.prod", "numpy.product", "numpy.sum"}
+
 # Conversions whose result is a Python float.
 FLOAT_FORMS = {"float()", "math.sqrt()", "math.log()", "math.log2()", "math.exp()", "math.pow()", "numpy()"}
 

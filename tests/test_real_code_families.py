@@ -2265,3 +2265,46 @@ def test_numpy_products_of_sizes_stay_symbolic_under_export():
     """
     assert {(f.line - 3, f.code) for f in lint(src)} == {(8, "EXL042")}
     assert {(f.line - 3, f.code) for f in lint(src, "trace")} == {(7, "EXL042"), (8, "EXL042")}
+
+
+def test_iterating_a_stack_of_a_python_list_unrolls_a_static_count():
+    # BridgeTower: `torch.stack(all_hidden_states)` of one tensor per layer, then `zip(hidden_states,
+    # self.ln_separate)`: the count is the list's length, a plain int to every exporter.
+    src = """
+    class Fuse(nn.Module):
+        def forward(self, x, ids: torch.Tensor):
+            layers = []
+            for i in range(4):
+                layers.append(x * i)
+            stacked = torch.stack(layers)
+            for h in stacked:
+                x = x + h
+            for row in ids:
+                x = x + row
+            return x
+    """
+    assert {(f.line - 3, f.code) for f in lint(src)} == {(10, "EXL010")}
+
+
+def test_a_value_derived_from_an_optional_input_carries_its_note():
+    # Hiera: `patch_mask = mask.view(...)` if the optional `mask` is given, else None; the patch
+    # embedding's `if mask is not None:` path runs only when `mask` is given.
+    src = """
+    def resized(target, mask):
+        if mask is None:
+            return mask
+        if mask.shape[2:] != target:
+            return mask[:, :, : int(mask.sum().item())]
+        return mask
+
+
+    class Hiera(nn.Module):
+        def forward(self, x, mask=None):
+            if mask is not None:
+                patch_mask = mask.view(x.shape[0], 1, 4, 4)
+            else:
+                patch_mask = None
+            return x, resized(x.shape[2:], patch_mask)
+    """
+    (finding,) = [f for f in lint(src) if f.code == "EXL001"]
+    assert "optional input `mask`" in finding.hint

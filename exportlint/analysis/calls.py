@@ -478,6 +478,12 @@ class Calls:
                 ok, value = literal(dim_node) if dim_node is not None else (True, 0)
                 if ok and isinstance(value, int):
                     result = cat_dims(result, list(parts.items), value)  # torch.cat((cls, x), dim=1)
+            if last == "stack" and not sized:
+                dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
+                ok, value = literal(dim_node) if dim_node is not None else (True, 0)
+                if ok and isinstance(value, int):
+                    # the new dim counts the Python list's tensors: a plain int to every exporter
+                    result = result.with_(tags=result.tags | {f"fixed:{value}"})
             return result
         if _returns_tuple(last, args, method=False):
             return split_parts(last, args.get(1, "split_size_or_sections"), prov)
@@ -684,6 +690,7 @@ class Calls:
             return kind(TENSOR, "bool", prov=prov)
         keep = receiver.tags & {"size_tensor", "bool", "scalar"} if name in _SHAPE_KEEPING else receiver.tags & {"size_tensor"}
         keep |= receiver.tags & {"random", "derived_dims"}
+        keep |= {t for t in receiver.tags if t.startswith("optional:")}  # mask.view(...): None exactly when mask is
         if name in _MOVEMENT:
             keep |= receiver.tags & {"bool"}  # `early_stopped_pairs.repeat_interleave(2)`: still a mask
         if name in _AXES_KEEPING:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from exportlint.analysis import events as ev
+from exportlint.analysis.dims import declared_axis
+from exportlint.analysis.values import CONST
 from exportlint.diagnostics import Severity
 from exportlint.rules import fixers_control
 from exportlint.rules.base import Finding, Rule, RuleContext
@@ -39,6 +41,9 @@ class TensorIteration(Rule):
             # `q, k, v = qkv`: the number of names fixes that dim (eager raises otherwise), and a
             # fixed-size dim unpacks correctly under every exporter (measured, p04e).
             return
+        lead = declared_axis(e.value, 0)
+        if not data_sized and lead is not None and lead.kinds <= {CONST}:
+            return  # `for row in torch.stack(parts):`: a static leading dim unrolls correctly (like p04e)
         expr = ctx.code(e.value_node)
         how = _HOW.get(e.how, f"`{e.how}`")
         if data_sized:

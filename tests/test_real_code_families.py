@@ -2308,3 +2308,51 @@ def test_a_value_derived_from_an_optional_input_carries_its_note():
     """
     (finding,) = [f for f in lint(src) if f.code == "EXL001"]
     assert "optional input `mask`" in finding.hint
+
+
+def test_a_configuration_stored_by_a_base_class_elsewhere_is_the_models_own(tmp_path):
+    # GroupViT: `self.config` is stored by transformers' `PreTrainedModel.__init__` (another folder);
+    # once that class's code is loaded (here by calling one of its methods first), the setting's default
+    # still comes from the configuration next to the model, whatever was analysed before.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/modeling_utils.py": """
+            from torch import nn
+
+
+            class PreTrainedModel(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+
+                def prepare(self, x):
+                    return x * 1
+            """,
+        "pkg/models/__init__.py": "",
+        "pkg/models/foo/__init__.py": "",
+        "pkg/models/foo/configuration_foo.py": """
+            class FooConfig:
+                output_segmentation: bool = False
+            """,
+        "pkg/models/foo/modeling_foo.py": """
+            from ...modeling_utils import PreTrainedModel
+
+
+            class FooModel(PreTrainedModel):
+                def __init__(self, config):
+                    super().__init__(config)
+
+                def forward(self, x):
+                    x = self.prepare(x)
+                    if self.config.output_segmentation:
+                        x = x[:, : int(x.sum().item())]
+                    return x
+            """,
+    }
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    _, project = write_tree(tmp_path, files)
+    model = tmp_path / "pkg/models/foo/modeling_foo.py"
+    (finding,) = [d for d in analyze_source(model.read_text(), str(model), Target.EXPORT, project) if d.code == "EXL001"]
+    assert finding.severity is Severity.INFO and "`config.output_segmentation` (default False)" in finding.hint

@@ -483,12 +483,14 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
             return None
         params = named_params(init)
         expr = exprs[0]
+        # the configuration is the model's (next to ``cls``), also when a base class in another folder
+        # (transformers' `PreTrainedModel`) stores it
         if field_name is not None:
             if isinstance(expr, cst.Name) and any(p.name.value == expr.value and p.default is None for p in params):
-                return _config_default(c, field_name)
+                return _config_default(cls, field_name)
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and any(p.name.value == expr.value.value for p in params):
-            return _config_default(c, expr.attr.value)  # `self.quant_mode = config.quant_mode`
+            return _config_default(cls, expr.attr.value)  # `self.quant_mode = config.quant_mode`
         if not isinstance(expr, cst.Name):
             return None
         for p in params:

@@ -2356,3 +2356,38 @@ def test_a_configuration_stored_by_a_base_class_elsewhere_is_the_models_own(tmp_
     model = tmp_path / "pkg/models/foo/modeling_foo.py"
     (finding,) = [d for d in analyze_source(model.read_text(), str(model), Target.EXPORT, project) if d.code == "EXL001"]
     assert finding.severity is Severity.INFO and "`config.output_segmentation` (default False)" in finding.hint
+
+
+def test_a_value_joined_from_two_settings_names_the_same_one_in_every_process(tmp_path):
+    # Doge: a flag that is one of two settings; which setting the hint names used to follow the
+    # per-process hash order of a set of strings (PYTHONHASHSEED), so two runs could differ.
+    import os
+    import subprocess
+    import sys
+
+    model = tmp_path / "mixer.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Mixer(nn.Module):
+            def __init__(self, use_moe=False, router_logits=False):
+                super().__init__()
+                self.use_moe = use_moe
+                self.router_logits = router_logits
+
+            def forward(self, x, pick: bool):
+                flag = self.use_moe if pick else self.router_logits
+                if flag:
+                    x = x[x > 0]
+                return x
+        """))
+    outputs = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        run = subprocess.run(
+            [sys.executable, "-m", "exportlint", str(model), "--no-cache", "--exit-zero", "--format", "json"],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+        )
+        outputs.add(run.stdout)
+    assert len(outputs) == 1 and "non-default `router_logits`" in outputs.pop()

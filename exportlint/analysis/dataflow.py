@@ -412,7 +412,9 @@ class Interpreter(Calls):
                 value = self.self_attribute(frame.cls, expr.attr.value, frame)
             elif value is None and isinstance(expr, cst.Attribute):
                 value = self._config_read(expr, frame)
-            for tag in value.tags if value is not None else ():
+            # sorted: a value joined from two settings names the same one in every process (a set of
+            # strings iterates in a per-process hash order)
+            for tag in sorted(value.tags) if value is not None else ():
                 if tag.startswith("config:"):
                     param, _, default = tag[len("config:"):].partition("=")
                     return param, ast.literal_eval(default)
@@ -785,7 +787,7 @@ class Interpreter(Calls):
                 is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
                 if is_none is not None:
                     return Val(kinds=frozenset({CONST}), tags=TRUTHY if is_none != is_not else FALSY)
-                optional = [t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:")]
+                optional = sorted(t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:"))
                 if optional:
                     # `if patch_coord is not None:`: the arm that runs when the optional input is given
                     return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if is_not else 'needs_else'}:{optional[0]}"}))

@@ -88,7 +88,7 @@ def broadcast_dims(result: Val, operands: list[Val]) -> Val:
 
 
 def _rank(v: Val) -> int | None:
-    for t in v.tags:
+    for t in sorted(v.tags):  # sorted: a set of strings iterates in a per-process order
         if t.startswith("rank:"):
             return int(t[5:])
         if t.startswith("dims:") and t.split(":")[1] != "?":
@@ -156,7 +156,7 @@ def layer_fixed_axis(qual: str) -> int | None:
 
 
 def declared_dims(t: Val) -> tuple[int | None, frozenset[int]] | None:
-    for tag in t.tags:
+    for tag in sorted(t.tags):
         if tag.startswith("dims:"):
             _, rank, dims = tag.split(":")
             return (None if rank == "?" else int(rank)), frozenset(int(d) for d in dims.split(",") if d)

@@ -239,7 +239,8 @@ def _counted_from_the_end(v: Val) -> Val:
     """A tensor of known rank with its static dims named from the end (`fixed:1` of a rank-4 tensor
     is `fixed:-3`), so that the same dim fixed by a `view(-1, ws, ws, c)` and by a pinned `x.shape`
     is the same tag at a merge."""
-    rank = next((int(t[5:]) for t in v.tags if t.startswith("rank:")), None)
+    ranks = {int(t[5:]) for t in v.tags if t.startswith("rank:")}
+    rank = ranks.pop() if len(ranks) == 1 else None
     if rank is None or not any(t.startswith("fixed:") and not t.startswith("fixed:-") for t in v.tags):
         return v
     return v.with_(tags=frozenset(

@@ -72,7 +72,8 @@ def main() -> int:
             runs["warm"] = lint(top, base, args.format, ["--jobs", "2"], Path(cache))
         prefixed = [f"{base.name}/{d}" for d in top]
         out, seconds = lint(prefixed, base.parent, args.format, ["--no-cache", "--jobs", "2"], None)
-        runs["cwd"] = (out.replace(f'"{base.name}/'.encode(), b'"'), seconds)  # JSON strings only
+        # JSON strings only: the paths, and another file's path named in a hint ("stops earlier ... at <path>:N")
+        runs["cwd"] = (out.replace(f'"{base.name}/'.encode(), b'"').replace(f' {base.name}/'.encode(), b' '), seconds)
         reference = runs["jobs1"][0]
         same = {name: out == reference for name, (out, _) in runs.items()}
         for name, ok in same.items():

@@ -33,7 +33,7 @@ def fetch(package: str) -> Path:
     dest = CACHE / package
     if dest.is_dir() and any(dest.rglob("*.py")):
         return dest
-    wheels = CACHE / "wheels"
+    wheels = CACHE / "wheels" / package  # one folder per package: other benchmarks cache other versions
     wheels.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), package],

@@ -18,7 +18,7 @@ from exportlint import budget
 from exportlint.analysis.dataflow import Interpreter
 from exportlint.analysis.frames import Frame, top_statement
 from exportlint.analysis.events import Event
-from exportlint.analysis.index import FileIndex
+from exportlint.analysis.index import FileIndex, begin_analysis
 from exportlint.analysis.project import Project
 from exportlint.catalogue import CATALOGUE
 from exportlint.context import ExportContext, build_context
@@ -153,6 +153,7 @@ def analyze_source(
         return [_parse_error(path, target, 1, 1, str(exc))]
     if not (_MAYBE_MODEL.search(text) and any(word in text for word in _TORCHISH)):
         return []
+    begin_analysis()
     project = project if project is not None else Project([path])
     text, shifts = budget.leading_form_feeds(text)
     # Python's parser is several times faster than libcst's: it tells whether the file defines

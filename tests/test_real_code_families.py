@@ -2391,3 +2391,53 @@ def test_a_value_joined_from_two_settings_names_the_same_one_in_every_process(tm
         )
         outputs.add(run.stdout)
     assert len(outputs) == 1 and "non-default `router_logits`" in outputs.pop()
+
+
+def test_a_files_findings_do_not_depend_on_what_was_analysed_before(tmp_path):
+    # A base class in another file counts as read only once the current file's analysis needs its
+    # code: analysing a sibling that calls into it first must not change this file's findings.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": """
+            from torch import nn
+
+
+            class Base(nn.Module):
+                def __init__(self, flag=False):
+                    super().__init__()
+                    self.flag = flag
+
+                def helper(self, x):
+                    return x * 2
+            """,
+        "pkg/a.py": """
+            from .base import Base
+
+
+            class A(Base):
+                def forward(self, x):
+                    return self.helper(x)
+            """,
+        "pkg/b.py": """
+            from .base import Base
+
+
+            class B(Base):
+                def forward(self, x):
+                    if self.flag:
+                        x = x[:, : int(x.sum().item())]
+                    return x
+            """,
+    }
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    def run(order):
+        _, project = write_tree(tmp_path, files)
+        out = {}
+        for name in order:
+            path = tmp_path / "pkg" / name
+            out[name] = [(d.line, d.code, d.severity, d.hint) for d in analyze_source(path.read_text(), str(path), Target.EXPORT, project)]
+        return out["b.py"]
+
+    assert run(["b.py"]) == run(["a.py", "b.py"]) != []

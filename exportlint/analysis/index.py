@@ -52,6 +52,15 @@ AUTOGRAD_FUNCTIONS = {
 }
 
 
+# The analysis under way (see ClassInfo.loaded): one number per analyze_source call.
+_ANALYSIS = [0]
+
+
+def begin_analysis() -> None:
+    """A new file's analysis starts: classes of other files count as loaded only once it needs them."""
+    _ANALYSIS[0] += 1
+
+
 def _is_module_name(qual: str) -> bool:
     if qual in NOT_MODULES or qual in AUTOGRAD_FUNCTIONS:
         return False
@@ -101,6 +110,7 @@ class ClassInfo:
     tensor_attrs: set[str] = field(default_factory=set)
     _node: cst.ClassDef | None = None
     _loader: "Callable[[], cst.ClassDef] | None" = None
+    _used_in: int = -1  # the analysis (see begin_analysis) that last needed this class's code
     _methods: dict[str, cst.FunctionDef] | None = None
     _scanned: bool = False
     _bases: list["ClassInfo | str"] | None = None
@@ -131,12 +141,15 @@ class ClassInfo:
         if self._node is None:
             assert self._loader is not None
             self._node = self._loader()
+        self._used_in = _ANALYSIS[0]
         return self._node
 
     @property
     def loaded(self) -> bool:
-        """Has libcst parsed this class yet (always, for the analyzed file)?"""
-        return self._node is not None
+        """Has the current analysis needed this class's code (always, for the analyzed file)?  Only
+        this analysis counts: a class an earlier file's analysis parsed is not "loaded" here, so a
+        file's findings do not depend on what the same process analysed before."""
+        return self._node is not None and self._used_in == _ANALYSIS[0]
 
     @property
     def methods(self) -> dict[str, cst.FunctionDef]:

@@ -40,6 +40,20 @@ _saved_limit = 0
 _worker: "tuple[int, threading.Thread, queue.SimpleQueue] | None" = None  # per process (fork)
 
 
+def _after_fork_in_child() -> None:
+    """A forked worker (the CLI's process pool) starts with a fresh lock and no analysis thread: the
+    parent's lock may have been held by its own analysis thread at the moment of the fork, and that
+    thread does not exist in the child (a CI run hung there)."""
+    global _lock, _active, _worker
+    _lock = threading.Lock()
+    _active = 0
+    _worker = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _raise_limit() -> None:
     global _active, _saved_limit
     with _lock:
@@ -74,7 +88,7 @@ def _deep_thread() -> "tuple[int, threading.Thread, queue.SimpleQueue]":
     """This process's analysis thread (started on first use; a forked child starts its own)."""
     global _worker
     with _lock:
-        if _worker is None or _worker[0] != os.getpid():
+        if _worker is None or _worker[0] != os.getpid() or not _worker[1].is_alive():
             jobs: queue.SimpleQueue = queue.SimpleQueue()
             previous = threading.stack_size()
             threading.stack_size(STACK_BYTES)
@@ -98,7 +112,9 @@ def call_deep(fn: Callable[..., T], *args: object) -> T:
     box: list = []
     done = threading.Event()
     jobs.put((fn, args, box, done))
-    done.wait()
+    while not done.wait(1.0):
+        if not thread.is_alive():  # never wait on a thread that is gone
+            raise RuntimeError("the analysis thread stopped")
     ok, value = box[0]
     if ok:
         return value

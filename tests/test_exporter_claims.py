@@ -577,6 +577,24 @@ def test_numpy_prod_of_sizes_stays_symbolic_under_export_and_is_baked_by_trace()
     assert _outcome(_trace(probe)[0], probe) == "raise"
 
 
+def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
+    """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the
+    width, the ONNX dynamo exporter fails, jit.trace bakes the value."""
+    probe = _probe("p09h")
+    assert _outcome(_export(probe).module(), probe) == "raise"
+    with pytest.raises(Exception):
+        _onnx_dynamo(probe)
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+def test_numpy_arange_over_a_size_pins_export_but_onnx_dynamo_follows_it():
+    """p09i (EXL042 warning under export): `np.arange(0, n, 4)` pins `n / 4` in torch.export, ONNX
+    dynamo keeps the length symbolic and matches eager, jit.trace bakes it."""
+    probe = _probe("p09i")
+    assert _outcome(_export(probe).module(), probe) == "raise"
+    assert _outcome(_onnx_dynamo(probe), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
 # -- EXL011 with data ------------------------------------------------------------------------------------
 
 

@@ -2267,6 +2267,31 @@ def test_numpy_products_of_sizes_stay_symbolic_under_export():
     assert {(f.line - 3, f.code) for f in lint(src, "trace")} == {(7, "EXL042"), (8, "EXL042")}
 
 
+def test_shape_conversion_errors_name_the_exporter_that_fails():
+    # An error-severity EXL042 says what fails, not only torch.export's pin (audit round 14: CLIPSeg's
+    # `math.sqrt(n)`, Whisper-style `int((L - k) / s + 1)` judged "only a warning" from torch.export):
+    # p09/p09h ONNX dynamo fails on the symbolic math function, p05 its model is silently wrong;
+    # p09i `np.arange(0, n, c)`: torch.export pins, ONNX dynamo follows (a warning).
+    src = """
+    import math
+    import numpy as np
+
+
+    class Heads(nn.Module):
+        def forward(self, x):
+            side = math.sqrt(x.shape[1])
+            n = int((x.shape[-1] - 3) / 2 + 1)
+            levels = math.log2(x.shape[-1] / 8)
+            starts = np.arange(0, x.shape[-1], 4)
+            return x[..., :n], side, levels, starts
+    """
+    found = {f.line - 3: f for f in lint(src)}
+    assert {line: f.severity.value for line, f in found.items()} == {8: "error", 9: "error", 10: "error", 11: "warning"}
+    assert "fails on the symbolic `math.sqrt`" in found[8].message
+    assert "ONNX dynamo model is silently wrong" in found[9].message
+    assert "fails on the symbolic `math.log2`" in found[10].message
+    assert "ONNX" not in found[11].message
+
 def test_iterating_a_stack_of_a_python_list_unrolls_a_static_count():
     # BridgeTower: `torch.stack(all_hidden_states)` of one tensor per layer, then `zip(hidden_states,
     # self.ln_separate)`: the count is the list's length, a plain int to every exporter.

@@ -788,6 +788,20 @@ class P09G(nn.Module):
         return x.reshape(x.shape[0], np.prod(x.shape[1:]))
 
 
+@probe("p09h", "`int(math.log2(w / 8))` levels from a width (DepthPro)", lambda: (r(1, 2, 32),), lambda: (r(1, 2, 64),), {0: [2]})
+class P09H(nn.Module):
+    def forward(self, x):
+        n = int(math.log2(x.shape[-1] / 8))
+        return x[..., :n]
+
+
+@probe("p09i", "`np.arange(0, n, 4)` chunk starts (Phi-4 audio)", lambda: (r(1, 2, 16),), lambda: (r(1, 2, 24),), {0: [2]})
+class P09I(nn.Module):
+    def forward(self, x):
+        starts = np.arange(0, x.shape[-1], 4)
+        return x[..., : len(starts)]
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

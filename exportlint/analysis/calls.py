@@ -332,7 +332,7 @@ class Calls:
             if result.is_shape and not result.is_data and args.positional:
                 shaped = [(v, n) for v, n in zip(args.positional, args.nodes) if v.is_shape]
                 value, operand = shaped[0] if shaped else (result, node)
-                form = f"{root}.{qual.rsplit('.', 1)[-1]}()" if root == "math" or qual in api.NUMPY_ARITHMETIC else f"{root}()"
+                form = f"{root}.{qual.rsplit('.', 1)[-1]}()" if root == "math" or qual in api.NUMPY_OWN_FORM else f"{root}()"
                 return self.shape_conversion(node, form, result.with_(tags=result.tags | (value.tags & {"float"})), operand, frame)
             return result if result.kinds else const()
         found = frame.file.resolve_function(qual)

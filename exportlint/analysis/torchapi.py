@@ -267,8 +267,8 @@ CONVERTERS = {"int", "float", "bool", "complex"}
 # to a Python number bakes the example's value.  torch.export (non-strict, the default; ONNX dynamo
 # falls back to it) specialises the dim for these forms; the others stay symbolic.
 EXPORT_SPECIALISING = {
-    "int()", "float()", "round()", "bool()", "complex()", "len()", "range()", "numpy()", "math.sqrt()", "math.log()",
-    "math.log2()", "math.exp()", "math.pow()",
+    "int()", "float()", "round()", "bool()", "complex()", "len()", "range()", "numpy()", "numpy.arange()", "math.sqrt()",
+    "math.log()", "math.log2()", "math.exp()", "math.pow()",
 }
 # ... forms that stay symbolic under torch.export (`math.ceil(h / s)` is a SymInt expression).
 EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
@@ -277,6 +277,9 @@ EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 # NumPy functions that only add or multiply their operands: on sizes they compute with the SymInts
 # themselves (object arrays), so torch.export and ONNX dynamo keep them symbolic (measured, p09g).
 NUMPY_ARITHMETIC = {"numpy.prod", "numpy.product", "numpy.sum"}
+# NumPy functions with a form of their own (a measured severity): `np.arange(0, n, c)` pins `n / c`
+# under torch.export (the program rejects the next size) but ONNX dynamo follows it (p09i).
+NUMPY_OWN_FORM = NUMPY_ARITHMETIC | {"numpy.arange"}
 
 # Conversions whose result is a Python float.
 FLOAT_FORMS = {"float()", "math.sqrt()", "math.log()", "math.log2()", "math.exp()", "math.pow()", "numpy()"}

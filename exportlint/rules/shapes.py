@@ -207,15 +207,7 @@ class ShapeSpecialisation(Rule):
                 fix=fixers.conversion(e, ctx),
             )
             return
-        if ctx.trace:
-            why = "jit.trace records the example's value as a constant (the traced model is wrong on other sizes)"
-        elif e.form == "round()":
-            why = "torch.export keeps it symbolic, but the ONNX dynamo exporter has no translation for `round` (it fails)"
-        else:
-            why = (
-                "torch.export fixes the input dims it came from to the example's size (`Dim.AUTO` exports a "
-                "static model that rejects other sizes; a named `Dim` fails)"
-            )
+        why = _why(e, ctx, severity)
         yield self.finding(
             ctx,
             e.node,
@@ -273,6 +265,7 @@ _FORM_SEVERITY = {
     "len()": (Severity.WARNING, Severity.ERROR),
     "range()": (Severity.WARNING, Severity.ERROR),
     "round()": (Severity.WARNING, Severity.ERROR),  # torch.export keeps it; ONNX dynamo fails loudly
+    "numpy.arange()": (Severity.WARNING, Severity.ERROR),  # p09i: torch.export pins, ONNX dynamo follows, trace silent
 }
 
 
@@ -293,6 +286,35 @@ def _severity(e: ev.ShapeConversion, ctx: RuleContext) -> Severity | None:
         return None  # `math.sqrt(n)`, numpy: silent or failing in ONNX dynamo / jit.trace
     # `int(h)`, `int(n ** 0.5)` (ONNX dynamo keeps it, p09b), `len(t)`, `range(h)`, `round()`
     return pair[1] if ctx.trace else pair[0]
+
+
+_FIXES_DIMS = (
+    "torch.export fixes the input dims it came from to the example's size (`Dim.AUTO` exports a static model that "
+    "rejects other sizes; a named `Dim` fails)"
+)
+
+
+def _why(e: ev.ShapeConversion, ctx: RuleContext, severity: Severity | None) -> str:
+    """What the target's exporters measurably do with this form (rule doc table, benchmarks/claims):
+    an error names the exporter that fails or is silently wrong, not only torch.export's pin."""
+    if ctx.trace:
+        return "jit.trace records the example's value as a constant (the traced model is wrong on other sizes)"
+    if e.form == "round()":
+        return "torch.export keeps it symbolic, but the ONNX dynamo exporter has no translation for `round` (it fails)"
+    if severity is not None:
+        return _FIXES_DIMS
+    if e.form in ("int()", "float()"):  # of a true division: p05, p04b
+        return (
+            "torch.export pins it to the example's size (export passes, the program rejects the next size) and the "
+            "ONNX dynamo model is silently wrong on other sizes"
+        )
+    if e.form.startswith("math."):  # p09, p09h
+        return (
+            f"torch.export fixes the input dims it came from to the example's size, and torch.onnx.export(dynamo=True) "
+            f"fails on the symbolic `{e.form[:-2]}`"
+        )
+    # NumPy on a symbolic size (p09c)
+    return "torch.export fails on it (NumPy cannot compute with a symbolic size: `'SymInt' object has no attribute ...`)"
 
 
 def _hint(form: str, operand: str) -> str:

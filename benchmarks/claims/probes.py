@@ -802,6 +802,12 @@ class P09I(nn.Module):
         return x[..., : len(starts)]
 
 
+@probe("p09j", "`x.reshape(x.shape[0], math.prod(x.shape[1:]))`", lambda: (r(2, 3, 4),), lambda: (r(3, 5, 6),), {0: [0, 1, 2]})
+class P09J(nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+
+
 # --------------------------------------------------------------------------- export-mode predicates
 
 

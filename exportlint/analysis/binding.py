@@ -301,6 +301,12 @@ def _module_val(ref: "ClassInfo | str | None", ctor: "tuple[cst.Call, FileIndex]
     return Val(tags=frozenset(tags), ref=library)
 
 
+def _object_val(cls: "ClassInfo") -> Val:
+    """An instance of a plain (not nn.Module) class of the linted set, such as torchvision's
+    ``BoxCoder``: its methods are followed where they are called (``self.box_coder.decode_single(...)``)."""
+    return Val(tags=frozenset({"object"}), ref=Instance(cls))
+
+
 def _submodule_classes(file: FileIndex) -> set[int]:
     """ids of the classes of ``file`` that some class of ``file`` builds as a submodule."""
     out: set[int] = set()
@@ -380,7 +386,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         if target is None and qual is not None and fi.project is not None:
             target = fi.project.find_class(qual)
         if target is not None:
-            return _module_val(target) if target.is_module() else UNKNOWN
+            return _module_val(target) if target.is_module() else _object_val(target)
         if isinstance(expr.func, cst.Name):
             built = _class_parameter(cls, expr.func.value)
             if built is not None:  # `self.downsample = downsample(...)` of the classes its callers pass

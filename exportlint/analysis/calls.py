@@ -35,7 +35,7 @@ from exportlint.analysis.values import (
     Alternatives, CONST, DDS, ModuleRef, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, combine, const, element_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
-from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val
+from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val, _object_val
 from exportlint.analysis.conditions import _read_without_data
 from exportlint.analysis.frames import KIND_WORDS, OPAQUE, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step
 
@@ -206,7 +206,7 @@ class Calls:
                     inner = CallArgs([UNKNOWN] + args.positional, args.keywords, [node] + args.nodes, args.kw_nodes)
                     self.call_function(FuncRef(fn, defining.file), inner)
                 return kind(TENSOR, "maybe_tuple", prov=args.prov())
-        if isinstance(receiver.ref, (SelfRef, ClassInfo)):
+        if isinstance(receiver.ref, (SelfRef, ClassInfo)) or (isinstance(receiver.ref, Instance) and receiver.has("object")):
             callee = self.attribute(receiver, name, frame)
             return self.call_value(node, callee, args, frame)
         if (
@@ -258,7 +258,7 @@ class Calls:
         if isinstance(ref, str):
             return self.call_qualified(node, ref, args, frame)
         if isinstance(ref, ClassInfo):
-            return _module_val(ref) if ref.is_module() else UNKNOWN
+            return _module_val(ref) if ref.is_module() else _object_val(ref)
         if callee.has("module"):
             return self.call_module(callee, args, node, frame)
         if isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], Val):
@@ -329,6 +329,8 @@ class Calls:
             result = combine(args.all())
             if result.is_tensor:
                 return kind(DDS, prov=result.prov)
+            if qual in api.MATH_SIZE_ARITHMETIC:
+                return element_of(result) if SEQ in result.kinds else result  # `math.prod(x.shape[1:])`: a size
             if result.is_shape and not result.is_data and args.positional:
                 shaped = [(v, n) for v, n in zip(args.positional, args.nodes) if v.is_shape]
                 value, operand = shaped[0] if shaped else (result, node)
@@ -472,7 +474,9 @@ class Calls:
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
-            result = kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+            # rows a mask selected, concatenated or stacked (RetinaNet's per-level boxes): still data-sized
+            selected = ("dds_shape",) if parts.contains(lambda v: v.is_tensor and v.has("dds_shape")) else ()
+            result = kind(TENSOR, *(("size_tensor",) if sized else ()), *selected, prov=prov)
             if last in ("cat", "concat", "concatenate") and parts.items is not None and not sized:
                 dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
                 ok, value = literal(dim_node) if dim_node is not None else (True, 0)
@@ -499,7 +503,14 @@ class Calls:
             # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
             return kind(TENSOR, "scalar", "from_sizes", prov=prov)
         sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
+        # an unknown argument of a factory is a size or a fill value; of any other op it may be a tensor
+        # (`torch.sigmoid(logits_per_level)` of an item of a dict of lists: RetinaNet)
         if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
+            if qual not in api.FACTORY_FUNCS and not all(v.kinds for v in args.all()):
+                # an unknown argument of an op other than a factory may be a tensor (`torch.sigmoid(
+                # logits_per_level)` of an item of a dict of lists: RetinaNet): its data is not known to be
+                # constant; nothing shows its sizes come from an input either (they stay quiet)
+                return kind(TENSOR, "param", prov=prov)
             return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
         return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
 

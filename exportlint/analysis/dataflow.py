@@ -1027,6 +1027,10 @@ class Interpreter(Calls):
             return with_data_shape(result)
         if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
             return with_data_shape(result)
+        if not base.kinds and not store and any(v.is_tensor and v.has("dds_shape") and not v.has("scalar") for v in index_vals):
+            # only a tensor takes an index tensor of many rows: `box_regression_per_level[anchor_idxs]` of an
+            # untracked list item (RetinaNet) holds the rows a mask selected
+            return kind(TENSOR, "dds_shape", prov=merge_prov(index_vals))
         return result
 
     def _subscript_value(self, base: Val, node: cst.Subscript, bounds: list, index_vals: list[Val]) -> Val:

@@ -277,6 +277,8 @@ EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 # NumPy functions that only add or multiply their operands: on sizes they compute with the SymInts
 # themselves (object arrays), so torch.export and ONNX dynamo keep them symbolic (measured, p09g).
 NUMPY_ARITHMETIC = {"numpy.prod", "numpy.product", "numpy.sum"}
+# `math.prod` multiplies the sizes themselves: every exporter keeps the product symbolic (traced), p09j.
+MATH_SIZE_ARITHMETIC = {"math.prod"}
 # NumPy functions with a form of their own (a measured severity): `np.arange(0, n, c)` pins `n / c`
 # under torch.export (the program rejects the next size) but ONNX dynamo follows it (p09i).
 NUMPY_OWN_FORM = NUMPY_ARITHMETIC | {"numpy.arange"}

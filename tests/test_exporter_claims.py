@@ -568,22 +568,15 @@ def test_a_shape_check_on_strided_sizes_ties_the_size_to_its_parity():
     assert _outcome(ep.module(), probe, "other") == "raise"
 
 
-def test_numpy_prod_of_sizes_stays_symbolic_under_export_and_is_baked_by_trace():
-    """p09g (EXL042 under trace only): `np.prod(x.shape[1:])` multiplies the SymInts themselves."""
-    probe = _probe("p09g")
+@pytest.mark.parametrize("pid, traced", [("p09g", "raise"), ("p09j", "match")])
+def test_products_of_sizes_stay_symbolic_under_export(pid, traced):
+    """p09g `np.prod(x.shape[1:])` (EXL042 under trace only) and p09j `math.prod(x.shape[1:])` (no
+    EXL042) multiply the SymInts themselves; jit.trace bakes the NumPy product and follows math.prod."""
+    probe = _probe(pid)
     ep = _export(probe)
     assert _static_dims(ep, probe) == []
     assert _outcome(ep.module(), probe) == "match"
-    assert _outcome(_trace(probe)[0], probe) == "raise"
-
-
-def test_math_prod_of_sizes_stays_symbolic_everywhere():
-    """p09j (no EXL042): `math.prod(x.shape[1:])` multiplies the sizes; torch.export and jit.trace follow it."""
-    probe = _probe("p09j")
-    ep = _export(probe)
-    assert _static_dims(ep, probe) == []
-    assert _outcome(ep.module(), probe) == "match"
-    assert _outcome(_trace(probe)[0], probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == traced
 
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
     """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the

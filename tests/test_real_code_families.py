@@ -332,6 +332,21 @@ def test_tensor_of_sizes_is_fine_under_export_but_a_list_of_sizes_is_baked_by_tr
     assert codes(src, "trace") == {(6, "EXL011")}
 
 
+def test_a_tensor_built_from_tensor_elements_is_an_export_error():
+    # Qwen2.5-Omni `get_rope_index`: `deltas.append(llm_positions.max() + 1 - len(ids))`, then
+    # `torch.tensor(deltas)`; p17f/p17h: non-strict torch.export fails ("data is not allocated yet").
+    src = """
+    class Rope(nn.Module):
+        def forward(self, ids, positions):
+            deltas = []
+            for row in positions:
+                deltas.append(row.max() + 1)
+            return torch.tensor(deltas).unsqueeze(1)
+    """
+    found = [f for f in lint(src) if f.code == "EXL011"]
+    assert [(f.line - 3, f.severity.value) for f in found] == [(7, "error")]
+    assert "data is not allocated yet" in found[0].message
+
 def test_tolist_into_tensor_ops_is_a_warning_and_into_control_flow_an_error():
     src = """
     class Splitter(nn.Module):

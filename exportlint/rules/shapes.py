@@ -48,7 +48,10 @@ class TensorFromRuntimeValues(Rule):
         if ctx.trace:
             consequence = "jit.trace records it as a constant"
         else:
-            consequence = "torch.export must read the values into Python (it fails on data-dependent ones)"
+            consequence = (
+                "the data holds tensors, whose values torch.export cannot read into Python (non-strict export fails: "
+                "`data is not allocated yet`)"
+            )
         yield self.finding(ctx, e.node, f"`{ctx.code(e.node)}` builds a tensor from run-time values: {consequence}", hint, data)
 
 

@@ -300,6 +300,10 @@ class Sources:
         return self.suppressions(path).skip_file  # type: ignore[union-attr]
 
 
+def _preference(d: Diagnostic) -> tuple:
+    return (d.identity(), -d.severity.rank, len(d.hint or ""), d.hint or "", d.message)
+
+
 def finalize(path: str, diagnostics: list[Diagnostic], settings: Settings, sources: Sources) -> FileReport:
     """De-duplicate, override severities, select/ignore/per-file-ignores, suppress, sort."""
     if sources.skipped(path):
@@ -310,7 +314,11 @@ def finalize(path: str, diagnostics: list[Diagnostic], settings: Settings, sourc
     # A helper reached from several models (in several files' analyses) can be found data-dependent
     # in one and shape-dependent in another: one finding per condition, the stronger code.
     data_at = {(d.line, d.column, d.code) for d in diagnostics if d.code in SUPERSEDING}
-    for d in diagnostics:
+    # The same finding from several analyses (a helper reached from several files' models) can carry
+    # different notes ("runs only when the optional input X is given", an earlier failure) or
+    # severities (gated on one path): keep the strongest, then the one with the fewest conditions, so
+    # the result does not depend on the order the files were analysed in (`--jobs`).
+    for d in sorted(diagnostics, key=_preference):
         identity = d.identity()
         if identity in seen or d.code not in settings.enabled_codes or d.code in ignored:
             continue

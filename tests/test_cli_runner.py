@@ -84,6 +84,28 @@ def test_diagnostics_in_other_files_are_regrouped_and_deduplicated(tmp_path, mon
     assert reports[2].lines == ["def f(t):", "    return t.item()"]
 
 
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_one_finding_from_several_analyses_keeps_the_strongest_with_fewest_conditions(tmp_path, monkeypatch, order):
+    # A helper reached from two files' models: from one it runs only when an optional input is given
+    # (a note in the hint), from the other unconditionally. The note must not depend on which file
+    # was analysed first (it did between --jobs 1 and --jobs 2 on the transformers corpus).
+    helper = write(tmp_path, "helper.py", "def f(t):\n    return t.item()\n")
+    users = [write(tmp_path, f"{name}.py", "from helper import f\n") for name in ("a", "b")]
+    noted = {users[order[0]]: "; this code runs only when the optional input `mask` is given", users[order[1]]: ""}
+
+    def analyze(text, path, target, project=None, context=None):
+        if path == helper:
+            return []
+        found = fake_findings(open(helper).read(), os.path.abspath(helper), target)
+        for d in found:
+            d.hint += noted[path]
+        return found
+
+    monkeypatch.setattr(engine, "analyze_source", analyze)
+    reports = {r.path: r for r in lint_paths([str(tmp_path)], settings(tmp_path, cache=False, jobs=1))}
+    (d,) = reports[helper].diagnostics
+    assert "optional input" not in d.hint
+
 def test_unreadable_inputs_become_exl900_and_the_run_goes_on(tmp_path, fake_engine, monkeypatch):
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 10_000)
     good = write(tmp_path, "good.py", MODEL)

@@ -500,6 +500,8 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
                 # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting
                 if not ok or value is None or _passed_otherwise(c.file, p.name.value, value):
                     return None
+                if _built_otherwise(c, p.name.value, value):
+                    return None
                 return p.name.value, value
         return None
     return None
@@ -605,6 +607,55 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
                 return True
             continue
         if not _literal_is(value, default):
+            return True
+    return False
+
+
+_TREES: dict[int, tuple[str, ast.Module]] = {}
+
+
+def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
+    """Does a call building ``cls`` in its file pass ``param`` positionally as something other than its
+    default: another literal, or a name the calling function computes (NLLB-MoE's
+    `NllbMoeEncoderLayer(config, is_sparse, layer_idx=i)` after `is_sparse = (i + 1) % sparse_step == 0`)?"""
+    passed = class_arguments(cls, param)
+    if not passed:
+        return False
+    for value in passed:
+        ok, literal_value = literal(value)
+        if ok:
+            if literal_value != default:
+                return True
+        elif not (isinstance(value, cst.Name) and value.value == param and not _assigned_in_caller(cls, param)):
+            return True
+    return False
+
+
+def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
+    """Is ``name`` assigned (not only received as a parameter) in a function of ``cls``'s file that
+    builds ``cls``?"""
+    text = cls.file.source if cls.file.source is not None else (cls.file.module.code if cls.file.module is not None else None)
+    if text is None:
+        return True
+    hit = _TREES.get(id(cls.file))
+    if hit is None or hit[0] is not text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        if len(_TREES) > 16:
+            _TREES.clear()
+        hit = _TREES[id(cls.file)] = (text, tree)
+    for fn in ast.walk(hit[1]):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        builds = any(
+            isinstance(n, ast.Call) and (getattr(n.func, "id", None) == cls.name or getattr(n.func, "attr", None) == cls.name)
+            for n in ast.walk(fn)
+        )
+        if builds and any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(fn)
+        ):
             return True
     return False
 

@@ -56,15 +56,38 @@ def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
 
 
 def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
-    """``size == 1`` / ``size > 0`` / ``size != 0``: a size read from a tensor (no arithmetic on it)
-    compared with 0 or 1."""
+    """``size == 1`` / ``size > 0`` / ``size != 0`` / ``frames < tubelet_size`` (a setting of 2 by
+    default): a size read from a tensor (or a sum of such sizes) compared with a constant so small
+    that every size >= 2 gives the same answer."""
     if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
         return False
+    op = node.comparisons[0].operator
     left, right = node.left, node.comparisons[0].comparator
-    for lit, value in ((right, operands[0]), (left, operands[1])):
-        if isinstance(lit, cst.Integer) and lit.evaluated_value in (0, 1):
-            return value.is_shape and value.has("dim") and not value.is_data
+    for lit, lit_value, value, on_right in ((right, operands[1], operands[0], True), (left, operands[0], operands[1], False)):
+        c = _small_constant(lit, lit_value)
+        if c is None:
+            continue
+        if not (value.is_shape and (value.has("dim") or value.has("sum_of_dims")) and not value.is_data):
+            return False
+        if not on_right:  # `2 > n` is `n < 2`
+            op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
+                  cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
+        # decided for every n >= 2: n == c / n != c / n <= c / n > c for c < 2; n < c / n >= c for c <= 2
+        return c < 2 or (c == 2 and isinstance(op, (cst.LessThan, cst.GreaterThanEqual)))
     return False
+
+
+def _small_constant(node: cst.BaseExpression, value: Val) -> int | None:
+    """An integer literal, or a setting whose default is an integer (``self.config.tubelet_size``)."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if not value.kinds or not value.kinds <= {CONST}:
+        return None
+    for tag in sorted(value.tags):
+        if tag.startswith("config:"):
+            default = tag.partition("=")[2]
+            return int(default) if default.lstrip("-").isdigit() else None
+    return None
 
 
 def _read_without_data(v: Val) -> Val | None:

@@ -270,7 +270,7 @@ class Interpreter(Calls):
     def s_AugAssign(self, node: cst.AugAssign, frame: Frame) -> bool:
         right = self.expr(node.value, frame)
         left = self.expr(node.target, frame)
-        value = combine([left, right])
+        value = combine([left, right], _sum_of_dims(node.operator, [left, right]))
         if value.is_tensor and not isinstance(node.operator, cst.MatrixMultiplyAssign):
             value = broadcast_dims(value, [left, right])
         if isinstance(node.target, (cst.Name, cst.Attribute)):
@@ -680,6 +680,8 @@ class Interpreter(Calls):
         return UNKNOWN
 
     def e_Integer(self, node: cst.BaseExpression, frame: Frame) -> Val:
+        if isinstance(node, cst.Integer) and node.evaluated_value >= 0:
+            return _NON_NEGATIVE  # `box_sum = 0`: can start a sum of sizes
         return const()
 
     e_Float = e_Imaginary = e_SimpleString = e_ConcatenatedString = e_Ellipsis = e_Integer
@@ -729,7 +731,7 @@ class Interpreter(Calls):
         tags = frozenset()
         if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):
             tags = frozenset({"bool"})
-        result = combine([left, right], tags)
+        result = combine([left, right], tags | _sum_of_dims(node.operator, [left, right]))
         if result.is_tensor and not isinstance(node.operator, cst.MatrixMultiply):
             result = broadcast_dims(result, [left, right])
         if result.is_shape and not result.is_data and _makes_float(node):
@@ -1074,4 +1076,16 @@ class Interpreter(Calls):
 class _DeadLoop(Exception):
     """A `while` whose condition is False under export: its body never runs."""
 
+
+_NON_NEGATIVE = Val(kinds=frozenset({CONST}), tags=frozenset({"sum_of_dims"}))
+
+
+def _sum_of_dims(op: cst.CSTNode, operands: list[Val]) -> frozenset[str]:
+    """`box_sum += b.size(0)`, `h * w`: sums and products of raw sizes and non-negative literals stay
+    at least 2 under torch.export's dynamic dims (a test against 0 or 1 is decided without a guard)."""
+    if isinstance(op, (cst.Add, cst.Multiply, cst.AddAssign, cst.MultiplyAssign)) and all(
+        v.has("sum_of_dims") for v in operands
+    ):
+        return frozenset({"sum_of_dims"})
+    return frozenset()
 

@@ -26,7 +26,7 @@ def raw_dim(t: Val) -> tuple[str, ...]:
     """The tag of a size read from ``t``: ``dim`` when nothing resized ``t`` (no slice, no computed
     size argument, no pooling): then the size is one of the exported inputs' dims, or a product or sum of
     them, never 0 or 1 under torch.export's dynamic dims."""
-    return () if t.has("derived_dims") else ("dim",)
+    return () if t.has("derived_dims") else ("dim", "sum_of_dims")
 
 
 def derived_sizes(vals: "list[Val]") -> bool:

@@ -230,7 +230,7 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
-_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "size_ge2", "relates_dims")
+_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "sum_of_dims", "size_ge2", "relates_dims")
 _TENSOR_FACTS = ("param", "const_tensor")
 _ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
 

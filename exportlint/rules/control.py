@@ -187,7 +187,7 @@ class ShapeDependentBranch(Rule):
         >= 2 and runs a size-1 input through the same arm."""
         return self.finding(
             ctx, e.node,
-            f"`{_KEYWORD[e.kind]}` condition `{cond}` compares a size with 0 or 1: torch.export takes dynamic dims to be "
+            f"`{_KEYWORD[e.kind]}` condition `{cond}` compares a size with 0, 1 or 2: torch.export takes dynamic dims to be "
             "at least 2, so the exported program always runs the arm for sizes >= 2 (a size-1 input runs it too, silently)",
             "if a size of 1 (one token, one image) or 0 must take the other arm, export that case separately with a "
             "static size, or make both arms one computation",

@@ -528,20 +528,12 @@ def test_a_sliced_dim_compared_with_zero_is_a_guard():
     assert _outcome(_export(probe).module(), probe) == "raise"
 
 
-def test_two_dynamic_dims_compared_keep_their_relation_as_a_guard():
-    """p27c (EXL022 at info): `m.shape[0] == x.shape[0]` keeps both dims dynamic; the program
-    serves every pair of equal sizes and rejects unequal ones (the other arm)."""
-    probe = _probe("p27c")
-    ep = _export(probe)
-    assert _static_dims(ep, probe) == []
-    assert _outcome(ep.module(), probe, "B") == "match"
-    assert _outcome(ep.module(), probe, "other") == "raise"
-
-
-def test_two_dynamic_dims_ordered_keep_their_relation_as_a_guard():
-    """p27d (EXL022 at info): `m.shape[-1] < x.shape[-1]` keeps both dims dynamic like an equality; the
-    program serves every pair ordered as the example and rejects the others."""
-    probe = _probe("p27d")
+@pytest.mark.parametrize("pid", ["p27c", "p27d"])
+def test_two_dynamic_dims_compared_keep_their_relation_as_a_guard(pid):
+    """p27c `m.shape[0] == x.shape[0]` and p27d `m.shape[-1] < x.shape[-1]` (EXL022 at info) keep both
+    dims dynamic; the program serves every pair related as in the example and rejects the others (the
+    other arm)."""
+    probe = _probe(pid)
     ep = _export(probe)
     assert _static_dims(ep, probe) == []
     assert _outcome(ep.module(), probe, "B") == "match"

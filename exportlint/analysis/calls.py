@@ -503,13 +503,11 @@ class Calls:
             # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
             return kind(TENSOR, "scalar", "from_sizes", prov=prov)
         sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
-        # an unknown argument of a factory is a size or a fill value; of any other op it may be a tensor
-        # (`torch.sigmoid(logits_per_level)` of an item of a dict of lists: RetinaNet)
         if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
             if qual not in api.FACTORY_FUNCS and not all(v.kinds for v in args.all()):
-                # an unknown argument of an op other than a factory may be a tensor (`torch.sigmoid(
-                # logits_per_level)` of an item of a dict of lists: RetinaNet): its data is not known to be
-                # constant; nothing shows its sizes come from an input either (they stay quiet)
+                # an unknown argument of a factory is a size or a fill value; of any other op it may be a
+                # tensor (`torch.sigmoid(logits_per_level)` of an item of a dict of lists: RetinaNet): its
+                # data is not known to be constant, and nothing shows its sizes come from an input
                 return kind(TENSOR, "param", prov=prov)
             return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
         return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)

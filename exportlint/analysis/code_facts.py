@@ -565,6 +565,27 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     return out or None
 
 
+_TREES: dict[int, tuple[str, ast.Module]] = {}
+
+
+def _python_tree(file: FileIndex) -> tuple[str, ast.Module] | None:
+    """(text, Python's own syntax tree) of ``file``, parsed once per text; None when the text is not
+    at hand or does not parse."""
+    text = file.source if file.source is not None else (file.module.code if file.module is not None else None)
+    if text is None:
+        return None
+    hit = _TREES.get(id(file))
+    if hit is None or hit[0] is not text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if len(_TREES) > 16:
+            _TREES.clear()
+        hit = _TREES[id(file)] = (text, tree)
+    return hit
+
+
 _KEYWORDS: dict[int, tuple[str, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
 
 
@@ -572,19 +593,14 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
     char encoder with `CanineLayer(..., local=True)`)?  True when the file's text is not at hand.
     Read with Python's own parser (a libcst visit of a large model file costs a tenth of a second)."""
-    text = file.source
-    if text is None and file.module is not None:
-        text = file.module.code
-    if text is None:
+    parsed = _python_tree(file)
+    if parsed is None:
         return True
+    text, tree = parsed
     hit = _KEYWORDS.get(id(file))
     if hit is None or hit[0] is not text:
         found: dict[str, list[ast.expr]] = {}
         defaults: dict[str, list[ast.expr | None]] = {}
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
         for n in ast.walk(tree):
             if isinstance(n, ast.Call):
                 for k in n.keywords:
@@ -611,9 +627,6 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     return False
 
 
-_TREES: dict[int, tuple[str, ast.Module]] = {}
-
-
 def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
     """Does a call building ``cls`` in its file pass ``param`` positionally as something other than its
     default: another literal, or a name the calling function computes (NLLB-MoE's
@@ -634,19 +647,10 @@ def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
 def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
     """Is ``name`` assigned (not only received as a parameter) in a function of ``cls``'s file that
     builds ``cls``?"""
-    text = cls.file.source if cls.file.source is not None else (cls.file.module.code if cls.file.module is not None else None)
-    if text is None:
+    parsed = _python_tree(cls.file)
+    if parsed is None:
         return True
-    hit = _TREES.get(id(cls.file))
-    if hit is None or hit[0] is not text:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
-        if len(_TREES) > 16:
-            _TREES.clear()
-        hit = _TREES[id(cls.file)] = (text, tree)
-    for fn in ast.walk(hit[1]):
+    for fn in ast.walk(parsed[1]):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         builds = any(

@@ -462,7 +462,7 @@ def test_torch_tensor_of_a_range_over_a_size_specialises():
 # -- EXL020 / EXL002 / EXL010 ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pid", ["p21", "p22b", "p23a", "p23b", "p26a"])
+@pytest.mark.parametrize("pid", ["p21", "p22b", "p22c", "p23a", "p23b", "p26a"])
 def test_data_dependent_guards_branches_and_iteration_fail_torch_export(pid):
     with pytest.raises(Exception, match="data-dependent"):
         _export(_probe(pid))
@@ -569,6 +569,16 @@ def test_products_of_sizes_stay_symbolic_under_export(pid, traced):
     assert _static_dims(ep, probe) == []
     assert _outcome(ep.module(), probe) == "match"
     assert _outcome(_trace(probe)[0], probe) == traced
+
+def test_a_slice_with_constant_bounds_has_a_static_width():
+    """p27g (no finding): `x[..., :4]` is 4 wide; testing that width adds no guard, the input's dim
+    stays dynamic and another size matches eager under torch.export and jit.trace."""
+    probe = _probe("p27g")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
 
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
     """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the

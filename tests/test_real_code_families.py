@@ -2576,3 +2576,45 @@ def test_a_files_findings_do_not_depend_on_what_was_analysed_before(tmp_path):
         return out["b.py"]
 
     assert run(["b.py"]) == run(["a.py", "b.py"]) != []
+
+
+def test_rows_selected_by_a_mask_keep_the_static_width_of_a_constant_slice():
+    # VITS's rational-quadratic spline: the bin count is the width of `h[..., :num_bins]`, which the
+    # mask-selected rows keep (`w[inside, :]`); the row count is data-dependent.
+    src = """
+    def spline(x, w):
+        inside = x > 0
+        w = w[inside, :]
+        num_bins = w.shape[-1]
+        if 1e-3 * num_bins > 1.0:
+            raise ValueError("too many bins")
+        if w.shape[0] > 4:
+            w = w * 2
+        return w.softmax(-1)
+
+    class Flow(nn.Module):
+        def __init__(self, num_bins=10):
+            super().__init__()
+            self.num_bins = num_bins
+
+        def forward(self, x, h):
+            return spline(x[..., 0], h[..., : self.num_bins] / 2.0)
+    """
+    assert codes(src) == {(4, "EXL032"), (8, "EXL020")}
+
+
+def test_a_list_of_the_rows_a_mask_selected_fails_export():
+    # OmDet-Turbo's class-embedding cache key: `tuple(ids[mask != 0].tolist())`
+    src = """
+    class TextCache(nn.Module):
+        @staticmethod
+        def _key(input_ids, attention_mask, index):
+            ids = input_ids[index]
+            return tuple(ids[attention_mask[index] != 0].tolist())
+
+        def forward(self, input_ids, attention_mask, lengths):
+            key = self._key(input_ids, attention_mask, 0)
+            return input_ids.float() * len(key), lengths.tolist()
+    """
+    found = {(line, c, f.severity) for f in lint(src, "export") for line, c in [(f.line, f.code)] if c == "EXL002"}
+    assert found == {(9, "EXL002", Severity.ERROR), (13, "EXL002", Severity.WARNING)}

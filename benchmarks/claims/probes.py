@@ -637,6 +637,14 @@ class P22B(nn.Module):
         return x
 
 
+@probe("p22c", "`tuple(ids[mask != 0].tolist())` (a list as long as the rows a mask selects; OmDet-Turbo's cache key)",
+       lambda: (r(2, 3), torch.tensor([3, 0, 5])), lambda: (r(4, 3), torch.tensor([0, 2, 7])), {0: [0]}, group="guard")
+class P22C(nn.Module):
+    def forward(self, x, ids):
+        key = tuple(ids[ids != 0].tolist())
+        return x * len(key)
+
+
 @probe("p23a", "`for e in mask.nonzero():`",
        lambda: (r(3, 4),), lambda: (r(5, 4),), {0: [0]}, group="guard")
 class P23A(nn.Module):
@@ -780,6 +788,16 @@ class P27F(nn.Module):
         if h.shape != x.shape:
             x = F.interpolate(x, size=(h.shape[2], h.shape[3]), mode="bilinear")
         return h + x
+
+
+@probe("p27g", "`w = x[..., :4]; if w.shape[-1] * 0.3 > 1.0:` (a constant slice's width; VITS's bin count)",
+       lambda: (r(2, 8),), lambda: (r(3, 6),), {0: [0, 1]})
+class P27G(nn.Module):
+    def forward(self, x):
+        w = x[..., :4]
+        if w.shape[-1] * 0.3 > 1.0:
+            w = w * 2
+        return w.softmax(-1)
 
 
 @probe("p09g", "`x.reshape(x.shape[0], np.prod(x.shape[1:]))`", lambda: (r(2, 3, 4),), lambda: (r(3, 5, 6),), {0: [0, 1, 2]})

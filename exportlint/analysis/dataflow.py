@@ -47,6 +47,7 @@ from exportlint.analysis.code_facts import (
 from exportlint.analysis.dims import (
     broadcast_dims,
     declared_axis,
+    indexed_dims,
     literal_axis,
     pinned_dims,
     shape_seq_of,
@@ -1024,6 +1025,8 @@ class Interpreter(Calls):
         if base.is_tensor or base.has("shape_seq") or bounds or indices:
             self.emit(ev.Index(node, base, bounds, indices, store), frame)
         result = self._subscript_value(base, node, bounds, index_vals)
+        if base.is_tensor and not store:
+            result = indexed_dims(base, result, node.slice, {id(n): v for n, v in bounds + indices})
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base, self.checking > 0), frame)
             return with_data_shape(result)

@@ -7,6 +7,8 @@ results, parts of a split by data), and the shape sequences read from them.  The
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 
 from exportlint.analysis import torchapi as api
@@ -322,3 +324,72 @@ def moved_dims(result: Val, receiver: Val, name: str, node: cst.Call) -> Val:
         return result
     kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:"))}
     return result.with_(tags=frozenset(kept | {f"fixed:{k - new_rank}" for k in new} | {f"rank:{new_rank}"}))
+
+
+def _index_entry(el: cst.SubscriptElement, val_of: "dict[int, Val]") -> str:
+    """What one element of a tensor subscript does to the dims: ``full`` (`:`), ``fixed`` (a slice
+    with constant bounds, `:4`, `-3:`, `a:b`: its size is the constant), ``slice`` (any other
+    slice), ``ellipsis``, ``new`` (None), ``int`` (drops a dim), ``mask`` / ``tensor`` (advanced
+    indexing)."""
+    s = el.slice
+    if isinstance(s, cst.Slice):
+        if s.lower is None and s.upper is None and s.step is None:
+            return "full"
+        if s.step is not None:
+            return "slice"
+
+        def constant(part: "cst.BaseExpression | None") -> "int | str | None":
+            if part is None:
+                return None
+            axis = literal_axis(part)
+            if axis is not None:
+                return axis
+            v = val_of.get(id(part))
+            setting = v is not None and not v.kinds and any(t.startswith("config:") for t in v.tags)
+            return "c" if v is not None and (v.kinds == {CONST} or setting) else "?"
+
+        lo, hi = constant(s.lower), constant(s.upper)
+        if "?" in (lo, hi) or lo == hi == None:  # noqa: E711
+            return "slice"
+        if hi is None:  # `x[-3:]`: 3 when the dim holds at least 3; `x[1:]` stays a size
+            return "fixed" if isinstance(lo, int) and lo < 0 else "slice"
+        if isinstance(hi, int) and hi < 0 or isinstance(lo, int) and lo < 0:
+            return "slice"  # `x[:-1]`: one less than a size
+        return "fixed"  # `x[..., :self.num_bins]`, `x[:, 2:5]`
+    v = val_of.get(id(s.value))
+    if isinstance(s.value, cst.Ellipsis):
+        return "ellipsis"
+    if isinstance(s.value, cst.Name) and s.value.value == "None":
+        return "new"
+    if v is not None and v.is_tensor and not v.has("scalar"):
+        return "mask" if v.has("bool") else "tensor"
+    return "int" if v is not None and v.kinds and v.kinds <= {CONST, SHAPE} else "unknown"
+
+
+def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElement]", val_of: "dict[int, Val]") -> Val:
+    """The static dims of ``base[elements]``: a slice with constant bounds fixes its dim (`x[:, :4]` is 4
+    wide under torch.export, which guards the dim to be larger); advanced indexing (`x[mask, :]`) keeps
+    only the dims after the index, with their facts."""
+    entries = [_index_entry(el, val_of) for el in elements]
+    if "unknown" in entries:
+        return result
+    advanced = [i for i, e in enumerate(entries) if e in ("mask", "tensor")]
+    if advanced:
+        tail = entries[advanced[-1] + 1:]
+        if any(e not in ("full", "fixed") for e in tail):
+            tail = []
+        tags = {t for t in result.tags if not t.startswith(("fixed:", "rank:", "dims:"))}
+        for j, e in enumerate(reversed(tail), start=1):
+            if e == "fixed" or declared_axis(base, -j) is not None and declared_axis(base, -j).kinds == {CONST}:
+                tags.add(f"fixed:-{j}")
+        return result.with_(tags=frozenset(tags))
+    if "new" in entries or "fixed" not in entries:
+        return result
+    added = set()
+    if "ellipsis" in entries:
+        after = entries[entries.index("ellipsis") + 1:]
+        if all(e in ("full", "fixed", "slice") for e in after):
+            added = {f"fixed:-{j}" for j, e in enumerate(reversed(after), start=1) if e == "fixed"}
+    elif "int" not in entries:
+        added = {f"fixed:{i}" for i, e in enumerate(entries) if e == "fixed"}
+    return result.with_(tags=result.tags | added) if added else result

@@ -61,6 +61,17 @@ class TensorToHost(Rule):
         severity = None
         if ctx.trace:
             hint += " — jit.trace bakes the copied values into the graph as constants"
+        elif isinstance(e, ev.MethodCall) and e.name == "tolist" and value.has("dds_shape"):
+            # measured (p22c): the list's length is the unbacked row count; unbinding it fails every export
+            yield self.finding(
+                ctx, e.node,
+                f"`{ctx.code(e.node)}` copies a tensor whose length depends on data into a Python list: torch.export "
+                "cannot unbind a data-dependent number of elements (`Could not guard on data-dependent expression`)",
+                "keep the selected values a tensor (mask with `torch.where` instead of selecting rows); where a Python "
+                "list is needed, build it before export, outside the model",
+                value, severity=Severity.ERROR,
+            )
+            return
         elif isinstance(e, ev.MethodCall) and e.name == "tolist":
             hint += " — under torch.export each element is an unbacked symbol: fine in tensor ops, any Python decision on one fails"
             severity = Severity.WARNING  # measured: `torch.split(x, n.tolist())` exports; the decision is EXL020

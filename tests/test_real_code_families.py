@@ -2618,3 +2618,85 @@ def test_a_list_of_the_rows_a_mask_selected_fails_export():
     """
     found = {(line, c, f.severity) for f in lint(src, "export") for line, c in [(f.line, f.code)] if c == "EXL002"}
     assert found == {(9, "EXL002", Severity.ERROR), (13, "EXL002", Severity.WARNING)}
+
+
+def test_a_failure_on_a_precomputable_path_still_stops_what_follows_it():
+    # GLM-Image's get_rope_index: iterating data-dependent positions fails (info there, since callers can
+    # precompute position_ids); what follows on that path is reached only once it is fixed
+    src = """
+    def rope_index(input_ids, grids, kwargs=None):
+        if kwargs is not None and (index := kwargs.pop("position_ids", None)) is not None:
+            return index
+        starts, g = torch.where(input_ids == 7)[0], grids.view(-1, 3)
+        pos = 0
+        for s in starts:
+            pos += max(g[0][1], g[0][2])
+        a, b = int(g[0][1]), int(g[0][2])
+        return torch.tensor([pos])
+
+    class Model(nn.Module):
+        def forward(self, x, input_ids, grids, **kwargs):
+            return x + rope_index(input_ids, grids, kwargs)
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert got[(7, "EXL010")].severity is Severity.INFO and "stops earlier" not in got[(7, "EXL010")].hint
+    assert "stops earlier on this path, at line 10 (EXL010)" in got[(10, "EXL011")].hint  # file line 10
+    # two conversions on one line: the first is not "earlier" than the second
+    line9 = [d for (line, code), d in got.items() if line == 9]
+    assert line9 and all("at line 12 " not in d.hint for d in line9)
+
+
+def test_a_submodule_its_builder_never_calls_from_forward_is_info_and_says_so():
+    # ESMFold2's confidence head: built by the model, called only by the generation mixin's fold()
+    src = """
+    class ConfidenceHead(nn.Module):
+        def forward(self, x, asym):
+            n = int(asym.max().item()) + 1
+            for c in range(n):
+                x = x + c
+            return x
+
+    class Trunk(nn.Module):
+        def forward(self, x, asym):
+            return x * int(asym.max().item())
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.confidence_head = ConfidenceHead()
+            self.trunk = Trunk()
+
+        def forward(self, x, asym):
+            return self.trunk(x, asym)
+
+        def fold(self, x, asym):
+            return self.confidence_head(x, asym)
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    head = [d for (line, _), d in got.items() if line in (4, 5)]
+    assert head and all(d.severity is Severity.INFO for d in head)
+    assert all("`Model` builds it as `self.confidence_head` but its forward never calls it" in d.hint for d in head)
+    assert got[(11, "EXL001")].severity is Severity.ERROR and "never calls" not in got[(11, "EXL001")].hint
+
+
+def test_code_written_for_the_flash_attention_kernels_is_a_non_default_path():
+    src = """
+    def _flash_attention_forward(q, k, position_ids):
+        if (position_ids[:, 1:] < position_ids[:, :-1]).any():
+            q = q * 2
+        return q @ k
+
+    class LongcatFlashMoE(nn.Module):
+        def forward(self, x):
+            if (x > 0).any():
+                x = x * 2
+            return x
+
+    class FooFlashAttention2(nn.Module):
+        def forward(self, q, k, position_ids):
+            return _flash_attention_forward(q, k, position_ids)
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    flash = got[(3, "EXL020")]
+    assert flash.severity is Severity.INFO and "non-default attention implementation (flash attention" in flash.hint
+    assert got[(9, "EXL020")].severity is Severity.ERROR  # a model named "...Flash" is not a kernel path

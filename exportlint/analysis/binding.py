@@ -307,19 +307,20 @@ def _object_val(cls: "ClassInfo") -> Val:
     return Val(tags=frozenset({"object"}), ref=Instance(cls))
 
 
-def _submodule_classes(file: FileIndex) -> set[int]:
-    """ids of the classes of ``file`` that some class of ``file`` builds as a submodule."""
-    out: set[int] = set()
+def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]]:
+    """The classes of ``file`` that some class of ``file`` builds as a submodule: class id -> the
+    (building class, attribute) pairs that hold it (`self.confidence_head = ConfidenceHead(...)`)."""
+    out: dict[int, list[tuple[ClassInfo, str]]] = {}
 
-    def collect(v: Val | None) -> None:
+    def collect(v: Val | None, builder: ClassInfo, name: str) -> None:
         if v is None:
             return
         for ref in v.ref.options if isinstance(v.ref, Alternatives) else (v.ref,):
             if isinstance(ref, Instance):
-                out.add(id(ref.cls))
-        collect(v.elem)
+                out.setdefault(id(ref.cls), []).append((builder, name))
+        collect(v.elem, builder, name)
         for item in v.items or ():
-            collect(item)
+            collect(item, builder, name)
 
     for cls in file.classes.values():
         cls.scan_attrs()
@@ -327,7 +328,7 @@ def _submodule_classes(file: FileIndex) -> set[int]:
             for expr in exprs:
                 v = _classify_attr_expr(expr, cls)
                 if not (isinstance(v.ref, Instance) and v.ref.cls is cls):
-                    collect(v)
+                    collect(v, cls, name)
     return out
 
 

@@ -807,6 +807,20 @@ def _fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
     return name if v.found else None
 
 
+# Code written for the flash-attention kernels (`_flash_attention_forward`, `FalconFlashAttention2`,
+# `flash_attn_varlen_func` wrappers): they need CUDA and a non-default attention implementation, so a
+# CPU export with the default (`eager` / `sdpa`) never runs them.
+_FLASH_KERNEL = re.compile(r"flash_?attn|flash_?attention", re.IGNORECASE)
+
+
+def kernel_gate(fn: cst.CSTNode, cls: ClassInfo | None) -> str | None:
+    """The non-default setting a function written for the flash-attention kernels needs, or None."""
+    name = fn.name.value if isinstance(fn, cst.FunctionDef) else ""
+    if _FLASH_KERNEL.search(name) or (cls is not None and _FLASH_KERNEL.search(cls.name)):
+        return "attention implementation (flash attention, which needs CUDA; the default is `sdpa` / `eager`)"
+    return None
+
+
 _BYPASS = NodeMemo()
 
 

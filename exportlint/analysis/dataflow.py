@@ -37,6 +37,7 @@ from exportlint.analysis.code_facts import (
     is_guard,
     is_inert,
     is_training_only,
+    kernel_gate,
     known_false,
     literal,
     may_exit_early,
@@ -110,6 +111,10 @@ class Interpreter(Calls):
         # analysed while its regions are still open (see engine._Dispatcher)
         self.regions: list[object] = []
         self.library_mode = False  # every Module is a root (no export call names them)
+        # Attributes of `self` the analysed code read (`self.confidence_head`), and, while a module is
+        # analysed on its own, the parent that builds it but never calls it from forward (see run)
+        self.attrs_read: set[str] = set()
+        self.unused_by: str | None = None
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -126,7 +131,7 @@ class Interpreter(Calls):
             ]
         else:
             modules = [c for c in entries if c.find_method("forward")]
-        built = _submodule_classes(self.file) if entries is None else set()
+        built = _submodule_classes(self.file) if entries is None else {}
         # Roots nobody builds first; then the built ones; later definitions first: a parent class
         # usually follows its parts in the file, so its call reaches them with real arguments.
         order = {id(c): i for i, c in enumerate(modules)}
@@ -136,6 +141,7 @@ class Interpreter(Calls):
                 defining, fn = cls.find_method("forward")  # type: ignore[misc]
                 self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
                 self.regions = []
+                self.unused_by = _never_called(built.get(id(cls), ()), self.reached, self.attrs_read)
                 begin = getattr(self.sink, "begin_root", None)
                 if begin is not None:
                     begin(self)
@@ -165,7 +171,12 @@ class Interpreter(Calls):
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
             else:
-                self.block(body_statements(ref.node.body), frame)
+                kernel = None if gate is not None or not self.library_mode else kernel_gate(ref.node, ref.cls)
+                if kernel is None:
+                    self.block(body_statements(ref.node.body), frame)
+                else:
+                    with self._context(frame, None, kernel):
+                        self.block(body_statements(ref.node.body), frame)
                 result = join(frame.returns) if frame.returns else const()
                 if _is_generator(ref.node):
                     result = seq_of(result)
@@ -982,6 +993,7 @@ class Interpreter(Calls):
         return UNKNOWN
 
     def self_attribute(self, cls: ClassInfo, attr: str, frame: Frame) -> Val:
+        self.attrs_read.add(attr)
         if attr == "training" or attr in CHECKPOINTING_FLAGS:
             # models are exported in eval mode, and activation checkpointing is a training-time
             # memory trick (off at export; `checkpoint_seq(...)` arms are training-only)
@@ -1074,6 +1086,17 @@ class Interpreter(Calls):
         if base.kinds == {CONST}:
             return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
+
+
+def _never_called(builders: "Iterable[tuple[ClassInfo, str]]", reached: set[int], attrs_read: set[str]) -> str | None:
+    """A module analysed on its own (no analysed caller reached it) whose every builder was analysed and
+    never read the attribute holding it (`self.confidence_head`, called only by generation code):
+    how to say so, or None."""
+    builders = list(builders)
+    if not builders or any(id(b) not in reached or attr in attrs_read for b, attr in builders):
+        return None
+    b, attr = builders[0]
+    return f"`{b.name}` builds it as `self.{attr}` but its forward never calls it"
 
 
 class _DeadLoop(Exception):

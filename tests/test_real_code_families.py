@@ -2700,3 +2700,73 @@ def test_code_written_for_the_flash_attention_kernels_is_a_non_default_path():
     flash = got[(3, "EXL020")]
     assert flash.severity is Severity.INFO and "non-default attention implementation (flash attention" in flash.hint
     assert got[(9, "EXL020")].severity is Severity.ERROR  # a model named "...Flash" is not a kernel path
+
+
+def test_padding_or_reordering_the_rows_masks_selected_keeps_a_static_batch():
+    # LightGlue's final pruning: one padded row per image of a Python list; reordering by a static-length
+    # index keeps one row per index.  The padded length depends on data, the batch does not.
+    src = """
+    from torch.nn.utils.rnn import pad_sequence
+
+    class Pruner(nn.Module):
+        def forward(self, scores, keep):
+            rows = [scores[0][keep[0] > 0], scores[1][keep[1] > 0]]
+            padded = pad_sequence(rows, batch_first=True, padding_value=-1)
+            stacked = torch.stack(rows[:2])
+            order = stacked[torch.arange(stacked.shape[0])]
+            batch_size, _ = padded.shape
+            for i in range(batch_size // 2):
+                padded[i] = padded[i] * 2
+            for j in range(order.shape[0]):
+                order[j] = 0
+            if padded.shape[1] > 4:
+                padded = padded[:, :4]
+            return padded, order
+    """
+    assert {c for line, c in codes(src) if c == "EXL021"} == set()
+    assert (15, "EXL020") in codes(src)  # the padded length is the longest selected row: data-dependent
+
+
+def test_code_reached_only_through_given_optional_inputs_says_which():
+    # timm's Gemma4 ViT: raw images get a default grid (no mask tests); the NaFlex path (patch_coord /
+    # patch_valid given, also through a dict input) tests the mask's data
+    src = """
+    class PatchEmbed(nn.Module):
+        def forward(self, x, patch_coord=None, patch_valid=None):
+            if isinstance(x, dict):
+                patch_coord = x.get("patch_coord", patch_coord)
+                patch_valid = x.get("patch_valid", patch_valid)
+                x = x["patches"]
+            default_grid = False
+            if x.ndim == 4:
+                if patch_coord is None:
+                    patch_coord = torch.zeros(x.shape[0], 4, 2)
+                    patch_valid = None
+                    default_grid = True
+                x = x.flatten(2).transpose(1, 2)
+            if patch_coord is None:
+                raise ValueError("patch_coord is required")
+            if patch_valid is None and not default_grid:
+                sentinel = (patch_coord == -1).all(dim=-1)
+                if sentinel.any():
+                    patch_valid = ~sentinel
+            padding = ~patch_valid if patch_valid is not None else None
+            return x, padding
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.patch_embed = PatchEmbed()
+
+        def forward(self, x, patch_coord=None, patch_valid=None):
+            x, padding = self.patch_embed(x, patch_coord, patch_valid)
+            if padding is not None and padding.any():
+                x = x.masked_fill(padding.unsqueeze(-1), 0.0)
+            if (x > 0).all():
+                x = x * 2
+            return x
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert "runs only when the optional input `patch_coord` is given" in got[(19, "EXL020")].hint
+    assert "runs only when the optional input `patch_coord` or `patch_valid` is given" in got[(31, "EXL020")].hint
+    assert "runs only when" not in got[(33, "EXL020")].hint

@@ -456,6 +456,13 @@ class Calls:
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats, self.checking > 0), frame)
         result = self._torch_result(qual, last, args)
+        if last == "pad_sequence" and result.is_tensor:
+            # one row per element of a Python list (its length is static), padded to the longest: data-dependent
+            # when the rows a mask selected are padded (LightGlue's keypoint pruning)
+            rows = args.get(0, "sequences")
+            first = args.get(1, "batch_first")
+            result = result.with_(tags=result.tags | {"fixed:0" if first is not None and first.truth else "fixed:1"})
+            return with_data_shape(result) if rows is not None and rows.contains(lambda v: v.is_tensor and v.has("dds_shape")) else result
         if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")) or _sized_by_data(
                 api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
             return with_data_shape(result)
@@ -617,6 +624,10 @@ class Calls:
     # -- tensor methods
     def tensor_method(self, node: cst.Call, receiver: Val, receiver_node: cst.BaseExpression, name: str, args: "CallArgs", frame: Frame) -> Val:
         if receiver.has("maybe_tuple") and name in api.CONTAINER_METHODS:
+            default = args.get(1, "default") if name in ("get", "pop") else None
+            if default is not None and any(t.startswith("optional:") for t in default.tags):
+                # `x.get("patch_coord", patch_coord)`: still None unless given, in the dict or as the input
+                return join([OPAQUE, default])
             return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
         folded = _read_without_data(receiver) if name in ("item", "tolist", "numpy", "__array__") else None
         if folded is not None:

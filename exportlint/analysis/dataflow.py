@@ -114,6 +114,8 @@ class Interpreter(Calls):
         # Attributes of `self` the analysed code read (`self.confidence_head`), and, while a module is
         # analysed on its own, the parent that builds it but never calls it from forward (see run)
         self.attrs_read: set[str] = set()
+        # `a is not None and <right>`: the optional input the right side of a boolean operation runs only when given
+        self.right_needs: dict[int, str] = {}
         self.unused_by: str | None = None
 
     # ================================================================ entry points
@@ -357,7 +359,14 @@ class Interpreter(Calls):
                 is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
                 or overwritten_arm(node, frame.func.node)
             )
-            self.emit(ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node)), frame)
+            test = node.test
+            needs = self.right_needs.get(id(test)) if isinstance(test, cst.BooleanOperation) and self.deciding.get(id(test)) is test.right else None
+            branch = ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node))
+            if needs is None:
+                self.emit(branch, frame)
+            else:
+                with self._context(frame, None, None, needs):  # decided by a right side that runs only when given
+                    self.emit(branch, frame)
         self.if_conds[id(node)] = cond
         if cond.truth is not None:
             return self._if_arms(node, frame, cond)
@@ -382,6 +391,7 @@ class Interpreter(Calls):
             with self._context(frame, filled, gate, needed_input(cond)):
                 if self.block(body_statements(node.body), frame):
                     (gated if gate else outs).append(frame.env)
+        arm = outs[0] if outs else None
         frame.env = dict(before)
         if truth is not True:
             frame.env.update(when_false)
@@ -402,6 +412,8 @@ class Interpreter(Calls):
             frame.env = before
             return False
         frame.env = _join_envs(outs + gated)
+        if arm is not None and len(outs) == 2 and not gated and not isinstance(node.orelse, cst.If):
+            _correlate_flags(cond, arm, outs[1], frame.env)
         if outs and gated:
             # Dims the default setting's arm fixes stay fixed after the `if` (`if self.use_pos_embed: x =
             # x + self.pos_embed` with the default True pins x's token count); the values stay joined, for
@@ -568,6 +580,9 @@ class Interpreter(Calls):
         announce: bool = True,
     ) -> None:
         if isinstance(target, cst.Name):
+            if frame.needs is not None and value.kinds - {NONE}:
+                # `patch_valid = ~sentinel` where only a given optional input leads: None unless it is given
+                value = value.with_(tags=value.tags | {f"optional:{n}" for n in frame.needs.split("` or `")})
             frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
             self._note_size(target.value, size_read(value_node), None, frame)
         elif isinstance(target, cst.Attribute):
@@ -769,8 +784,17 @@ class Interpreter(Calls):
         if known is (not is_and):
             return left  # `self.training and …` in eval mode: the right side never runs
         if known is None:
-            with self._conditional():  # short-circuit: the right side may not run
-                right = self.expr(node.right, frame)
+            # `padding_positions is not None and padding_positions.any()`: the right side runs only when
+            # the optional input is given
+            needs = needed_input(left, negated=not is_and)
+            if needs is not None:
+                self.right_needs[id(node)] = needs
+            with self._conditional():
+                if needs is None:
+                    right = self.expr(node.right, frame)
+                else:
+                    with self._context(frame, None, None, needs):
+                        right = self.expr(node.right, frame)
         else:
             right = self.expr(node.right, frame)
         if known is not None:
@@ -803,8 +827,10 @@ class Interpreter(Calls):
                     return Val(kinds=frozenset({CONST}), tags=TRUTHY if is_none != is_not else FALSY)
                 optional = sorted(t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:"))
                 if optional:
-                    # `if patch_coord is not None:`: the arm that runs when the optional input is given
-                    return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if is_not else 'needs_else'}:{optional[0]}"}))
+                    # `if patch_coord is not None:`: the arm that runs when the optional input is given (one of
+                    # them, for a value joined from several: `patch_valid` given, or computed from `patch_coord`)
+                    needs = "` or `".join(optional)
+                    return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if is_not else 'needs_else'}:{needs}"}))
             return const()
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons
@@ -1086,6 +1112,20 @@ class Interpreter(Calls):
         if base.kinds == {CONST}:
             return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
+
+
+def _correlate_flags(cond: Val, arm: dict[str, Val], other: dict[str, Val], env: dict[str, Val]) -> None:
+    """`default_grid = False; if patch_coord is None: ...; default_grid = True`: a flag set to opposite
+    truths by the two paths of a test on an optional input is that test (`if not default_grid:` runs
+    only when patch_coord is given)."""
+    tags = [t for t in cond.tags if t.startswith(("needs:", "needs_else:"))]
+    if not tags:
+        return
+    for name, v in arm.items():
+        w = other.get(name)
+        if w is None or v is w or v.truth is None or w.truth is not (not v.truth) or name not in env:
+            continue
+        env[name] = env[name].with_(tags=env[name].tags | frozenset(tags if v.truth else map(swap_needs, tags)))
 
 
 def _never_called(builders: "Iterable[tuple[ClassInfo, str]]", reached: set[int], attrs_read: set[str]) -> str | None:

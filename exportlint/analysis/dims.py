@@ -379,6 +379,10 @@ def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElemen
         if any(e not in ("full", "fixed") for e in tail):
             tail = []
         tags = {t for t in result.tags if not t.startswith(("fixed:", "rank:", "dims:"))}
+        if advanced == [0] and entries[0] == "tensor":
+            index = val_of.get(id(elements[0].slice.value))
+            if index is not None and ("fixed:0" in index.tags or size_kind(index) == CONST):
+                tags.add("fixed:0")  # `t[order]`: one row per index, and the index's length is static
         for j, e in enumerate(reversed(tail), start=1):
             if e == "fixed" or declared_axis(base, -j) is not None and declared_axis(base, -j).kinds == {CONST}:
                 tags.add(f"fixed:-{j}")

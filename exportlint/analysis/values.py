@@ -275,10 +275,11 @@ def join(vals: list[Val]) -> Val:
         if not all(t in v.tags for v in tensors):
             tags -= {t}
     # An optional input, or what was computed from it, where it is not None (`mask.view(...) if mask is
-    # not None else None`): not once another value may stand in for it (`x if x is not None else zeros`)
-    for t in [t for t in tags if t.startswith("optional:")]:
-        if not all(t in v.tags for v in vals if v.kinds - {NONE}):
-            tags -= {t}
+    # not None else None`): not once another value may stand in for it (`x if x is not None else zeros`).
+    # Joined from several optional inputs' values, it is not None only when one of them is given.
+    optional = {t for t in tags if t.startswith("optional:")}
+    if optional and not all(v.tags & optional for v in vals if v.kinds - {NONE}):
+        tags -= optional
     items = None
     if all(v.items is not None for v in vals) and len({len(v.items) for v in vals}) == 1:  # type: ignore[arg-type]
         items = tuple(join([v.items[i] for v in vals]) for i in range(len(vals[0].items)))  # type: ignore[index]

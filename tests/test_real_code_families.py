@@ -2770,3 +2770,19 @@ def test_code_reached_only_through_given_optional_inputs_says_which():
     assert "runs only when the optional input `patch_coord` is given" in got[(19, "EXL020")].hint
     assert "runs only when the optional input `patch_coord` or `patch_valid` is given" in got[(31, "EXL020")].hint
     assert "runs only when" not in got[(33, "EXL020")].hint
+
+
+def test_a_comprehension_unpacked_into_names_is_unpacking():
+    # HunYuan-VL: `grid_h, grid_w = (int(v) for v in grid_hw)`: the number of names fixes the count, like
+    # `grid_h, grid_w = grid_hw`; a comprehension kept as a list still unrolls the batch
+    src = """
+    def rope_index(grid_hw, x):
+        grid_h, grid_w = (int(v) for v in grid_hw)
+        rows = [r * 2 for r in grid_hw]
+        return x.view(grid_h, grid_w, -1), rows
+
+    class Rope(nn.Module):
+        def forward(self, x, grid_thw):
+            return rope_index(grid_thw.long()[0, 1:], x)
+    """
+    assert codes(src) == {(3, "EXL003"), (4, "EXL010")}

@@ -924,8 +924,11 @@ class Interpreter(Calls):
             bypass=frame.bypass, gate=frame.gate, needs=frame.needs,
         )
         comp: cst.CompFor | None = node.for_in
+        # `grid_h, grid_w = (int(v) for v in grid_hw)`: unpacked into a fixed number of names, like `h, w = grid_hw`
+        unpacked = (self.assigning and node.for_in.inner_for_in is None and not node.for_in.ifs
+                    and self.assigning[-1][0].value is node and _unpacks_fixed(self.assigning[-1][0]))
         while comp is not None:
-            element = self.iterate(comp.iter, inner, comp, "comprehension")
+            element = self.iterate(comp.iter, inner, comp, "unpacking" if unpacked else "comprehension")
             self.assign(comp.target, element, inner, comp, comp.iter, announce=False)
             for cond in comp.ifs:
                 c = self.expr(cond.test, inner)
@@ -1112,6 +1115,12 @@ class Interpreter(Calls):
         if base.kinds == {CONST}:
             return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
+
+
+def _unpacks_fixed(node: cst.Assign) -> bool:
+    """`a, b = <value>`: every target a tuple or list of names, none starred."""
+    return all(isinstance(t.target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in t.target.elements)
+               for t in node.targets)
 
 
 def _correlate_flags(cond: Val, arm: dict[str, Val], other: dict[str, Val], env: dict[str, Val]) -> None:

@@ -2786,3 +2786,22 @@ def test_a_comprehension_unpacked_into_names_is_unpacking():
             return rope_index(grid_thw.long()[0, 1:], x)
     """
     assert codes(src) == {(3, "EXL003"), (4, "EXL010")}
+
+
+def test_a_helper_filling_an_optional_input_under_a_conjunction_names_the_precompute_fix():
+    # Qwen2.5-Omni's talker: `if attention_mask is not None and position_ids is None: ... get_rope_index(...)`
+    src = """
+    class Talker(nn.Module):
+        def get_rope_index(self, input_ids, grid):
+            deltas = []
+            for g in grid:
+                deltas.append(g.max() + 1)
+            return input_ids.cumsum(-1), torch.tensor(deltas)
+
+        def forward(self, input_ids, grid, attention_mask=None, position_ids=None):
+            if attention_mask is not None and position_ids is None:
+                position_ids, deltas = self.get_rope_index(input_ids, grid)
+            return input_ids * 2 if position_ids is None else position_ids
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert got[(7, "EXL011")].severity is Severity.INFO and "precompute `position_ids`" in got[(7, "EXL011")].hint

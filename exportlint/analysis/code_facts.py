@@ -776,17 +776,23 @@ def _fills_optional_input(node: cst.If, fn: cst.CSTNode) -> str | None:
     default of an optional input (a parameter of ``fn`` defaulting to None) with a helper
     (`get_*`, `compute_*`, `build_*`, `prepare_*`, ...) that callers, and the exporters of libraries
     that know the model, replace by passing the value precomputed.  Its name, or None."""
-    test = node.test
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-            and isinstance(test.left, cst.Name)):
-        return None
-    name = test.left.value
     if not isinstance(fn, cst.FunctionDef):
         return None
+    # `if position_ids is None:`, or one conjunct of an `and` (`attention_mask is not None and position_ids is None`)
+    conjuncts, test = [], node.test
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        conjuncts.append(test.right)
+        test = test.left
+    conjuncts.append(test)
     params = list(fn.params.params) + list(fn.params.kwonly_params)
-    if not any(p.name.value == name and isinstance(p.default, cst.Name) and p.default.value == "None" for p in params):
+    optional = {p.name.value for p in params if isinstance(p.default, cst.Name) and p.default.value == "None"}
+    tested = [t.left.value for t in reversed(conjuncts)
+              if isinstance(t, cst.Comparison) and len(t.comparisons) == 1 and isinstance(t.comparisons[0].operator, cst.Is)
+              and isinstance(t.comparisons[0].comparator, cst.Name) and t.comparisons[0].comparator.value == "None"
+              and isinstance(t.left, cst.Name) and t.left.value in optional]
+    if len(tested) != 1:
         return None
+    name = tested[0]
 
     class Assigns(cst.CSTVisitor):
         found = False

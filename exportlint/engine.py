@@ -99,8 +99,7 @@ class _Dispatcher:
                     )
                 severity = finding.severity or CATALOGUE[finding.code].severity(self.target)
                 stopped = self._dominating() if self.target is Target.EXPORT else None
-                if (stopped is not None and stopped.node is not finding.node and severity is not Severity.ERROR
-                        and not _same_line(stopped, finding)):
+                if stopped is not None and stopped.node is not finding.node and not _same_line(stopped, finding):
                     # torch.export stops at the earlier failure: this line is only reached once that is
                     # fixed (audit rounds 10-12: judges took such findings as "never reached")
                     finding.after = stopped

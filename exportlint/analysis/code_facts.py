@@ -612,6 +612,10 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
                 padded: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
                 for arg, d in list(zip(positional, padded)) + list(zip(a.kwonlyargs, a.kw_defaults)):
                     defaults.setdefault(arg.arg, []).append(d)
+            elif isinstance(n, ast.ClassDef):
+                for field in n.body:  # a configuration dataclass's fields (`dynamic_img_pad: bool = False`)
+                    if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and field.value is not None:
+                        defaults.setdefault(field.target.id, []).append(field.value)
         if len(_KEYWORDS) > 64:
             _KEYWORDS.clear()
         hit = _KEYWORDS[id(file)] = (text, found, defaults)
@@ -639,6 +643,8 @@ def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
         if ok:
             if literal_value != default:
                 return True
+        elif isinstance(value, cst.Attribute) and value.attr.value == param:
+            continue  # `Embeds(dynamic_img_pad=cfg.dynamic_img_pad)`: handed on (its defaults: _passed_otherwise)
         elif not (isinstance(value, cst.Name) and value.value == param and not _assigned_in_caller(cls, param)):
             return True
     return False
@@ -665,8 +671,9 @@ def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
 
 
 def _forwarded(value: ast.expr, param: str) -> bool:
+    """`x=x`, `x=self.x`, `x=cfg.x`: the same setting handed on."""
     return (isinstance(value, ast.Name) and value.id == param) or (
-        isinstance(value, ast.Attribute) and value.attr == param and isinstance(value.value, ast.Name) and value.value.id == "self")
+        isinstance(value, ast.Attribute) and value.attr == param and isinstance(value.value, ast.Name))
 
 
 def _literal_is(value: ast.expr, default: object) -> bool:

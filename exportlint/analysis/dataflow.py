@@ -634,6 +634,14 @@ class Interpreter(Calls):
         `assert h == 224`), a size read from a tensor equals a constant: torch.export specialises that
         dim (a `Dim.AUTO` dim becomes static: measured, p27e), so the name and the tensor's dim are
         static from here on."""
+        if not holds and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            # `if not interpolate_pos_encoding and (h != self.image_size[0] ...): raise`: with the default
+            # setting the first conjunct holds, so the sizes equal the configured ones (DeiT, ViT-MAE)
+            setting = self._setting(frame)
+            for default_true, rest in ((test.left, test.right), (test.right, test.left)):
+                if _true_by_default(default_true, setting):
+                    self._pin_sizes(rest, False, frame)
+                    return
         axes: dict[str, list[tuple[int, int | None]]] = {}
         for a, b in held_equal(test, holds):
             for size, other in ((a, b), (b, a)):
@@ -1115,6 +1123,13 @@ class Interpreter(Calls):
         if base.kinds == {CONST}:
             return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
+
+
+def _true_by_default(test: cst.BaseExpression, setting: Callable[[cst.BaseExpression], "tuple[str, object] | None"]) -> bool:
+    """`not interpolate_pos_encoding` of a setting defaulting to False, `self.strict` of one defaulting to True."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    found = setting(test.expression if negated else test)  # type: ignore[attr-defined]
+    return found is not None and isinstance(found[1], bool) and found[1] is not negated
 
 
 def _unpacks_fixed(node: cst.Assign) -> bool:

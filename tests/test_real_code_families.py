@@ -2879,3 +2879,39 @@ def test_an_error_after_an_earlier_failure_on_the_same_path_names_it():
     assert got[(6, "EXL020")].severity is Severity.ERROR
     assert "torch.export stops earlier on this path, at line 8 (EXL010)" in got[(6, "EXL020")].hint  # file line 8
     assert "torch.export stops earlier on this path, at line 8 (EXL010)" in got[(8, "EXL020")].hint
+
+
+def test_a_layer_applied_to_a_buffer_has_a_constant_shape():
+    # IDEFICS's vision embeddings: `self.position_embedding(self.position_ids)` of an `arange` buffer
+    src = """
+    import math
+
+    class M(nn.Module):
+        def __init__(self, n=16, dim=8):
+            super().__init__()
+            self.position_embedding = nn.Embedding(n + 1, dim)
+            self.register_buffer("position_ids", torch.arange(n + 1).expand((1, -1)))
+
+        def forward(self, x):
+            h = x.flatten(1).shape[1]
+            n = int(math.sqrt(h))
+            pos = self.position_embedding(self.position_ids)
+            side = int(math.sqrt(pos.shape[1] - 1))
+            return x.reshape(n, -1) + pos[:, 1:].reshape(1, side, side, -1).mean()
+    """
+    assert {line for line, c in codes(src) if c == "EXL042"} == {12}
+
+
+def test_a_range_over_a_value_read_from_a_tensor_is_data_dependent():
+    # Qwen2.5-Omni's get_rope_index: `torch.arange(grid_t)` of `grid_t = image_grid_thw[i][0]`: its length
+    # comes from the input's values, so `len()` of it is not a pinned input dim (EXL042) but data
+    src = """
+    class Rope(nn.Module):
+        def forward(self, x, image_grid_thw: torch.Tensor):
+            grid_t = image_grid_thw[0][0]
+            t_index = torch.arange(grid_t)
+            if len(t_index) > 2:
+                x = x * 2
+            return x
+    """
+    assert codes(src) == {(6, "EXL020")}

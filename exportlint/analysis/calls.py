@@ -70,6 +70,8 @@ def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArg
         parts = [value, *(value.items or ()), *((value.elem,) if value.elem is not None else ())]
         if any(v.is_dds and not v.is_tensor for v in parts):
             return True
+        if value.is_definite_tensor and not value.has("size_tensor") and not value.has("param"):
+            return True  # `torch.arange(grid_thw[i][0])`: a size read from tensor data (an unbacked `.item()`)
     return False
 
 
@@ -291,6 +293,9 @@ class Calls:
                 tags |= spatial_dims(kind(TENSOR), args.positional[0], layer).tags  # self.proj(x) of a fixed-size image
             if args.positional and args.positional[0].has("dds_shape"):
                 tags.add("dds_shape")  # a layer keeps its input's batch: the rows a mask selected
+            if args.positional and args.positional[0].is_definite_tensor and args.positional[0].has("param") and all(
+                    v.has("param") for v in args.all() if v.is_tensor):
+                tags.add("param")  # `self.position_embedding(self.position_ids)` of a buffer: a constant shape
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls

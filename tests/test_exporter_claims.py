@@ -580,6 +580,17 @@ def test_a_slice_with_constant_bounds_has_a_static_width():
     assert _outcome(_trace(probe)[0], probe) == "match"
 
 
+def test_a_size_tested_for_being_empty_takes_the_same_arm_for_every_non_empty_input():
+    """p27h (no finding): `if x.shape[0] > 0:` keeps the dim dynamic; sizes 5 and 1 match eager under
+    torch.export and jit.trace (the arm is the same for every non-empty input)."""
+    probe = _probe("p27h")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    for case in ("B", "one"):
+        assert _outcome(ep.module(), probe, case) == "match"
+        assert _outcome(_trace(probe)[0], probe, case) == "match"
+
+
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
     """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the
     width, the ONNX dynamo exporter fails, jit.trace bakes the value."""

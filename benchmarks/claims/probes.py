@@ -800,6 +800,15 @@ class P27G(nn.Module):
         return w.softmax(-1)
 
 
+@probe("p27h", "`if x.shape[0] > 0:` (a size tested for being empty; BoxCoder's `box_sum > 0`)",
+       lambda: (r(3, 4),), [("B", lambda: (r(5, 4),)), ("one", lambda: (r(1, 4),))], {0: [0]})
+class P27H(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 0:
+            return x * 2
+        return x
+
+
 @probe("p09g", "`x.reshape(x.shape[0], np.prod(x.shape[1:]))`", lambda: (r(2, 3, 4),), lambda: (r(3, 5, 6),), {0: [0, 1, 2]})
 class P09G(nn.Module):
     def forward(self, x):

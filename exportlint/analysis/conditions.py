@@ -77,6 +77,26 @@ def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
     return False
 
 
+def _tests_empty(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size > 0`` / ``size != 0`` / ``size == 0`` / ``size >= 1`` / ``size < 1`` of a size read from a
+    tensor (or a sum of them): every non-empty input gives the same answer, so no export or trace of a
+    non-empty input takes another arm than eager (audit rounds 15-17: BoxCoder's `box_sum > 0`)."""
+    if not _tests_zero_one(node, operands):
+        return False
+    op = node.comparisons[0].operator
+    left, right = node.left, node.comparisons[0].comparator
+    lit, on_right = (right, True) if isinstance(right, cst.Integer) else (left, False)
+    if not isinstance(lit, cst.Integer):
+        return False
+    c = int(lit.evaluated_value)
+    if not on_right:
+        op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
+              cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
+    if c == 0:
+        return isinstance(op, (cst.GreaterThan, cst.NotEqual, cst.Equal, cst.LessThanEqual))
+    return c == 1 and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
+
+
 def _small_constant(node: cst.BaseExpression, value: Val) -> int | None:
     """An integer literal, or a setting whose default is an integer (``self.config.tubelet_size``)."""
     if isinstance(node, cst.Integer):

@@ -63,7 +63,7 @@ from exportlint.analysis.values import (
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
-    _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_zero_one, held_equal, size_read,
+    _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, size_read,
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
@@ -758,8 +758,14 @@ class Interpreter(Calls):
         left = self.expr(node.left, frame)
         right = self.expr(node.right, frame)
         if isinstance(node.operator, (cst.Add, cst.Multiply)) and (SEQ in left.kinds or SEQ in right.kinds):
+            # `[len(images)] + max_size`: a size list that starts with constants fixes those dims
+            lead = _constant_lead(node.left, left) if isinstance(node.operator, cst.Add) and SEQ in right.kinds else 0
             if "shape_seq" in left.tags and "shape_seq" in right.tags:
-                return seq_of(kind(SHAPE), "shape_seq", prov=merge_prov([left, right]))
+                return seq_of(kind(SHAPE), "shape_seq", *((f"lead_fixed:{lead}",) if lead else ()), prov=merge_prov([left, right]))
+            if lead and SEQ in left.kinds:
+                joined = combine([left, right])
+                items = left.items + right.items if right.items is not None else None  # type: ignore[operator]
+                return joined.with_(tags=joined.tags | {f"lead_fixed:{lead}"}, items=items)
             if isinstance(node.operator, cst.Multiply) and isinstance(node.left if SEQ in left.kinds else node.right, (cst.List, cst.Tuple)):
                 seq = left if SEQ in left.kinds else right
                 return seq_of(element_of(seq), *(seq.tags & {"shape_seq"}), prov=seq.prov)  # `[v] * n`: n copies of v
@@ -858,6 +864,8 @@ class Interpreter(Calls):
             # `if mask.shape[0] == x.shape[0]:` / `if a.shape != b.shape:`: torch.export keeps the example's
             # relation between the two sizes as a guard and both stay dynamic (measured, p27c)
             return kind(SHAPE, "relates_dims", prov=merge_prov(operands))
+        if _tests_empty(node, operands):
+            return const()  # `if box_sum > 0:`: the same arm for every non-empty input
         if _tests_zero_one(node, operands):
             # `if seq_len == 1:` on a dim read from a tensor: torch.export takes dynamic dims to be >= 2
             # (0/1 specialisation), so it decides the test for every size with no guard (measured, p1)
@@ -1130,6 +1138,18 @@ def _true_by_default(test: cst.BaseExpression, setting: Callable[[cst.BaseExpres
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
     found = setting(test.expression if negated else test)  # type: ignore[attr-defined]
     return found is not None and isinstance(found[1], bool) and found[1] is not negated
+
+
+def _constant_lead(node: cst.BaseExpression, value: Val) -> int:
+    """How many leading elements of a spelled-out list are constants (not negative literals)."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or value.items is None or len(value.items) != len(node.elements):
+        return 0
+    n = 0
+    for el, v in zip(node.elements, value.items):
+        if isinstance(el, cst.StarredElement) or v.kinds != {CONST} or isinstance(el.value, cst.UnaryOperation):
+            break
+        n += 1
+    return n
 
 
 def _unpacks_fixed(node: cst.Assign) -> bool:

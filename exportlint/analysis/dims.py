@@ -247,6 +247,9 @@ def sized_dims(result: Val, positions: object, names: "tuple[str, ...]", positio
         index = positions[0] if isinstance(positions, tuple) and positions else None
         whole, node = (positional[index], nodes[index]) if index is not None and index < len(positional) else (
             keywords.get(names[0]), kw_nodes.get(names[0]))
+        lead = [int(t[11:]) for t in whole.tags if t.startswith("lead_fixed:")] if whole is not None else []
+        if whole is not None and whole.items is None and lead:  # `new_full([len(images)] + max_size, 0)`
+            return result.with_(tags=result.tags | {f"fixed:{i}" for i in range(lead[0])})
         if whole is None or whole.items is None or not isinstance(node, (cst.Tuple, cst.List)):
             return result
         sizes, size_nodes = list(whole.items), [e.value for e in node.elements]

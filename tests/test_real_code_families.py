@@ -1209,14 +1209,7 @@ def test_a_precompute_hook_that_pops_two_keys_inside_an_if_is_recognised():
 
 
 def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constructor_default(tmp_path):
-    from exportlint.analysis.project import Project
-    from exportlint.diagnostics import Target
-    from exportlint.engine import analyze_source
-
-    config = tmp_path / "patchtst" / "configuration_patchtst.py"
-    model = tmp_path / "patchtst" / "modeling_patchtst.py"
-    config.parent.mkdir()
-    config.write_text(textwrap.dedent("""
+    found = _lint_with_config(tmp_path, "patchtst", """
         class PreTrainedConfig:
             pass
 
@@ -1224,8 +1217,7 @@ def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constru
         class PatchConfig(PreTrainedConfig):
             mask_type: str = "random"
             mask_ratio: float = 0.4
-        """))
-    model.write_text(textwrap.dedent("""
+        """, """
         import torch
         from torch import nn
 
@@ -1239,8 +1231,7 @@ def test_a_setting_read_from_the_models_configuration_class_gates_like_a_constru
                 if self.mask_type == "forecast":
                     return x * int(x.shape[0] * 0.5)
                 return x * int(x.shape[1])
-        """))
-    found = analyze_source(model.read_text(), str(model), Target.EXPORT, Project([str(config), str(model)]))
+        """)
     got = {d.line: d.severity for d in found if d.code == "EXL042"}
     assert got == {13: Severity.INFO, 14: Severity.WARNING}  # the forecast arm needs a non-default mask_type
     assert "non-default `config.mask_type` (default 'random')" in [d for d in found if d.line == 13][0].hint
@@ -2933,3 +2924,48 @@ def test_a_size_list_that_starts_with_a_list_length_fixes_that_dim():
             return batched
     """
     assert {(line, c) for line, c in codes(src) if c == "EXL022"} == {(9, "EXL022")}
+
+
+def test_a_per_instance_override_of_a_configuration_field_keeps_the_fields_default(tmp_path):
+    # DepthPro: `self.use_fov_model = use_fov_model if use_fov_model is not None else self.config.use_fov_model`
+    found = _lint_with_config(tmp_path, "depth", """
+        class PreTrainedConfig:
+            pass
+
+
+        class DepthConfig(PreTrainedConfig):
+            use_fov_model: bool = False
+        """, """
+        import math
+        import torch
+        from torch import nn
+
+
+        class Depth(nn.Module):
+            def __init__(self, config, use_fov_model=None):
+                super().__init__()
+                self.config = config
+                self.use_fov_model = use_fov_model if use_fov_model is not None else self.config.use_fov_model
+
+            def forward(self, x):
+                if self.use_fov_model:
+                    x = x * int(math.log2(x.shape[-1] / 4))
+                return x * int(x.shape[1])
+        """)
+    got = {d.line: d.severity for d in found if d.code == "EXL042"}
+    assert got == {15: Severity.INFO, 16: Severity.WARNING}
+    assert "non-default `config.use_fov_model` (default False)" in [d for d in found if d.line == 15][0].hint
+
+
+def _lint_with_config(tmp_path, name: str, config_src: str, model_src: str):
+    """A transformers-style folder: `configuration_<name>.py` next to `modeling_<name>.py`; the model's findings."""
+    from exportlint.analysis.project import Project
+    from exportlint.diagnostics import Target
+    from exportlint.engine import analyze_source
+
+    config = tmp_path / name / f"configuration_{name}.py"
+    model = tmp_path / name / f"modeling_{name}.py"
+    config.parent.mkdir()
+    config.write_text(textwrap.dedent(config_src))
+    model.write_text(textwrap.dedent(model_src))
+    return analyze_source(model.read_text(), str(model), Target.EXPORT, Project([str(config), str(model)]))

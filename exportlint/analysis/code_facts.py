@@ -491,6 +491,10 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and any(p.name.value == expr.value.value for p in params):
             return _config_default(cls, expr.attr.value)  # `self.quant_mode = config.quant_mode`
+        field = _override_or_config(expr, params)
+        if field is not None:
+            # `self.use_fov_model = use_fov_model if use_fov_model is not None else self.config.use_fov_model`
+            return _config_default(cls, field)
         if not isinstance(expr, cst.Name):
             return None
         for p in params:
@@ -681,6 +685,20 @@ def _literal_is(value: ast.expr, default: object) -> bool:
         return bool(ast.literal_eval(value) == default)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
+
+
+def _override_or_config(expr: cst.BaseExpression, params: "list[cst.Param]") -> str | None:
+    """`p if p is not None else config.f` / `... else self.config.f` with `p=None` an `__init__` parameter
+    (a per-instance override of a configuration field): the field's name, or None."""
+    if not (isinstance(expr, cst.IfExp) and isinstance(expr.body, cst.Name) and isinstance(expr.test, cst.Comparison)
+            and len(expr.test.comparisons) == 1 and isinstance(expr.test.comparisons[0].operator, cst.IsNot)
+            and isinstance(expr.test.left, cst.Name) and expr.test.left.value == expr.body.value
+            and isinstance(expr.orelse, cst.Attribute)):
+        return None
+    if not any(p.name.value == expr.body.value and isinstance(p.default, cst.Name) and p.default.value == "None" for p in params):
+        return None
+    base = dotted(expr.orelse.value)
+    return expr.orelse.attr.value if base in ("config", "self.config") else None
 
 
 def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:

@@ -55,12 +55,15 @@ def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
     return all(dim(v) for v in operands)
 
 
-def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
-    """``size == 1`` / ``size > 0`` / ``size != 0`` / ``frames < tubelet_size`` (a setting of 2 by
-    default): a size read from a tensor (or a sum of such sizes) compared with a constant so small
-    that every size >= 2 gives the same answer."""
+_MIRRORED = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan, cst.LessThanEqual: cst.GreaterThanEqual,
+             cst.GreaterThanEqual: cst.LessThanEqual}
+
+
+def _size_against_constant(node: cst.Comparison, operands: list[Val]) -> "tuple[int, cst.BaseCompOp, bool] | None":
+    """A size read from a tensor (or a sum of such sizes) compared with a small constant: (the constant,
+    the operator with the size on its left — `2 > n` is `n < 2` —, whether the constant is a literal)."""
     if len(node.comparisons) != 1 or isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
-        return False
+        return None
     op = node.comparisons[0].operator
     left, right = node.left, node.comparisons[0].comparator
     for lit, lit_value, value, on_right in ((right, operands[1], operands[0], True), (left, operands[0], operands[1], False)):
@@ -68,30 +71,33 @@ def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
         if c is None:
             continue
         if not (value.is_shape and (value.has("dim") or value.has("sum_of_dims")) and not value.is_data):
-            return False
-        if not on_right:  # `2 > n` is `n < 2`
-            op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
-                  cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
-        # decided for every n >= 2: n == c / n != c / n <= c / n > c for c < 2; n < c / n >= c for c <= 2
-        return c < 2 or (c == 2 and isinstance(op, (cst.LessThan, cst.GreaterThanEqual)))
-    return False
+            return None
+        if not on_right and type(op) in _MIRRORED:
+            op = _MIRRORED[type(op)]()
+        return c, op, isinstance(lit, cst.Integer)
+    return None
+
+
+def _tests_zero_one(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``size == 1`` / ``size > 0`` / ``size != 0`` / ``frames < tubelet_size`` (a setting of 2 by
+    default): a size read from a tensor (or a sum of such sizes) compared with a constant so small
+    that every size >= 2 gives the same answer."""
+    found = _size_against_constant(node, operands)
+    if found is None:
+        return False
+    c, op, _ = found
+    # decided for every n >= 2: n == c / n != c / n <= c / n > c for c < 2; n < c / n >= c for c <= 2
+    return c < 2 or (c == 2 and isinstance(op, (cst.LessThan, cst.GreaterThanEqual)))
 
 
 def _tests_empty(node: cst.Comparison, operands: list[Val]) -> bool:
     """``size > 0`` / ``size != 0`` / ``size == 0`` / ``size >= 1`` / ``size < 1`` of a size read from a
     tensor (or a sum of them): every non-empty input gives the same answer, so no export or trace of a
     non-empty input takes another arm than eager (audit rounds 15-17: BoxCoder's `box_sum > 0`)."""
-    if not _tests_zero_one(node, operands):
+    found = _size_against_constant(node, operands)
+    if found is None or not found[2]:
         return False
-    op = node.comparisons[0].operator
-    left, right = node.left, node.comparisons[0].comparator
-    lit, on_right = (right, True) if isinstance(right, cst.Integer) else (left, False)
-    if not isinstance(lit, cst.Integer):
-        return False
-    c = int(lit.evaluated_value)
-    if not on_right:
-        op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
-              cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
+    c, op, _ = found
     if c == 0:
         return isinstance(op, (cst.GreaterThan, cst.NotEqual, cst.Equal, cst.LessThanEqual))
     return c == 1 and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))

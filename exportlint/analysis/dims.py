@@ -247,7 +247,7 @@ def sized_dims(result: Val, positions: object, names: "tuple[str, ...]", positio
         index = positions[0] if isinstance(positions, tuple) and positions else None
         whole, node = (positional[index], nodes[index]) if index is not None and index < len(positional) else (
             keywords.get(names[0]), kw_nodes.get(names[0]))
-        lead = [int(t[11:]) for t in whole.tags if t.startswith("lead_fixed:")] if whole is not None else []
+        lead = [int(t[len("lead_fixed:"):]) for t in whole.tags if t.startswith("lead_fixed:")] if whole is not None else []
         if whole is not None and whole.items is None and lead:  # `new_full([len(images)] + max_size, 0)`
             return result.with_(tags=result.tags | {f"fixed:{i}" for i in range(lead[0])})
         if whole is None or whole.items is None or not isinstance(node, (cst.Tuple, cst.List)):
@@ -387,7 +387,8 @@ def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElemen
             if index is not None and ("fixed:0" in index.tags or size_kind(index) == CONST):
                 tags.add("fixed:0")  # `t[order]`: one row per index, and the index's length is static
         for j, e in enumerate(reversed(tail), start=1):
-            if e == "fixed" or declared_axis(base, -j) is not None and declared_axis(base, -j).kinds == {CONST}:
+            kept = None if e == "fixed" else declared_axis(base, -j)
+            if e == "fixed" or (kept is not None and kept.kinds == {CONST}):
                 tags.add(f"fixed:-{j}")
         return result.with_(tags=frozenset(tags))
     if "new" in entries or "fixed" not in entries:

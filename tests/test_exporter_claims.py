@@ -100,9 +100,11 @@ def _trace(probe):
     return traced, tracer
 
 
-def _onnx_dynamo(probe):
+def _onnx_dynamo(probe, hint=None):
+    """torch.onnx.export(dynamo=True) with named dynamic axes (or `hint`, e.g. `Dim.AUTO`, on every
+    dynamic dim), as an onnxruntime runner."""
     n = len(probe.a())
-    ds = tuple({d: f"a{i}d{d}" for d in probe.dyn.get(i, [])} or None for i in range(n))
+    ds = tuple({d: hint or f"a{i}d{d}" for d in probe.dyn.get(i, [])} or None for i in range(n))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prog = torch.onnx.export(probe.make(), probe.a(), dynamo=True, dynamic_shapes=ds, verbose=False,
@@ -592,13 +594,26 @@ def test_a_size_tested_for_being_empty_takes_the_same_arm_for_every_non_empty_in
 
 
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
-    """p09h (EXL042 error): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export pins the
-    width, the ONNX dynamo exporter fails, jit.trace bakes the value."""
+    """p09h (EXL042 warning under export): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export
+    pins the width, the ONNX dynamo exporter fails, jit.trace bakes the value."""
     probe = _probe("p09h")
     assert _outcome(_export(probe).module(), probe) == "raise"
     with pytest.raises(Exception):
         _onnx_dynamo(probe)
     assert _outcome(_trace(probe)[0], probe) == "mismatch"
+
+
+@pytest.mark.parametrize("pid", ["p09", "p09k"])
+def test_a_math_function_of_a_size_pins_export_and_onnx_dynamo_fails_or_computes_with_the_example(pid):
+    """p09, p09k (EXL042 warning under export, audit rounds 11-17: "pinning is a warning"): torch.export
+    passes and the program rejects the next size.  ONNX dynamo fails with a named dynamic axis; with
+    `Dim.AUTO` it exports a model whose axis looks dynamic but that computes with the example's value
+    (p09: onnxruntime raises in the reshape; p09k: a `topk` count, silently wrong)."""
+    probe = _probe(pid)
+    assert _outcome(_export(probe).module(), probe) == "raise"
+    with pytest.raises(Exception):
+        _onnx_dynamo(probe)
+    assert _outcome(_onnx_dynamo(probe, Dim.AUTO), probe) == {"p09": "raise", "p09k": "mismatch"}[pid]
 
 
 def test_numpy_arange_over_a_size_pins_export_but_onnx_dynamo_follows_it():

@@ -822,6 +822,15 @@ class P09H(nn.Module):
         return x[..., :n]
 
 
+@probe("p09k", "`int(c * math.log(L))` as a `topk` count (Autoformer's auto-correlation)",
+       lambda: (r(2, 16, 4),), lambda: (r(2, 40, 4),), {0: [1]})
+class P09K(nn.Module):
+    def forward(self, x):
+        k = int(1 * math.log(x.size(1)))
+        v, _ = torch.topk(x.mean(-1), k, dim=-1)
+        return v.sum(-1)[:, None, None] * x
+
+
 @probe("p09i", "`np.arange(0, n, 4)` chunk starts (Phi-4 audio)", lambda: (r(1, 2, 16),), lambda: (r(1, 2, 24),), {0: [2]})
 class P09I(nn.Module):
     def forward(self, x):

@@ -2981,3 +2981,64 @@ def _lint_with_config(tmp_path, name: str, config_src: str, model_src: str):
     config.write_text(textwrap.dedent(config_src))
     model.write_text(textwrap.dedent(model_src))
     return analyze_source(model.read_text(), str(model), Target.EXPORT, Project([str(config), str(model)]))
+
+
+@pytest.mark.parametrize("register", [False, True])
+def test_learned_position_embedding_of_registered_ids_fixes_the_token_count(register):
+    # SigLIP-style towers (Granite-Docling, Idefics3, Llama4; audit rounds 11-17 "static by construction"):
+    # `embeddings + self.position_embedding(self.position_ids)` with `position_ids` an
+    # `arange(n).expand((1, -1))` buffer is a (1, n, dim) tensor: torch.export takes the token count as
+    # that constant (a guard on the image size), so `int(seq ** 0.5)` in a later pixel shuffle pins nothing.
+    src = f"""
+    import math
+
+    class Embeddings(nn.Module):
+        def __init__(self, n=16, dim=8):
+            super().__init__()
+            self.patch_embedding = nn.Conv2d(3, dim, 4, 4)
+            self.position_embedding = nn.Embedding(n, dim)
+            if {register}:
+                self.register_buffer("position_ids", torch.arange(n).expand((1, -1)), persistent=False)
+            else:
+                self.position_ids = nn.Buffer(torch.arange(n).expand((1, -1)), persistent=False)
+
+        def forward(self, pixel_values):
+            x = self.patch_embedding(pixel_values).flatten(2).transpose(1, 2)
+            return x + self.position_embedding(self.position_ids)
+
+
+    class Tower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embeddings = Embeddings()
+            self.norm = nn.LayerNorm(8)
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, pixel_values):
+            x = self.norm(self.embeddings(pixel_values))
+            x = x + self.fc(x)
+            bsz, seq, dim = x.size()
+            side = int(seq ** 0.5)
+            return x.view(bsz, side, side, dim)
+    """
+    assert lint(src) == []
+    # ids of a shape that broadcasts over the tokens (`arange(1)` → a single position) fix nothing
+    assert [f.code for f in lint(src.replace("torch.arange(n).expand((1, -1))", "torch.zeros(1, 1).long()"))] == ["EXL042"]
+
+
+def test_truth_of_all_sizes_is_an_emptiness_test():
+    # LongT5's `_pad_to_multiple`: `if not all(x.shape): return torch.empty(...)` tests the sizes for zero,
+    # like `n > 0` (p27h): every non-empty input takes the same arm, so nothing is pinned (discovery judging,
+    # probe p_longt5_pad: batch and sequence stayed dynamic and matched eager)
+    src = """
+    class M(nn.Module):
+        def forward(self, x):
+            if not all(x.shape):
+                return torch.empty((0,) + tuple(x.shape[1:]))
+            if any(x.shape[1:]):
+                x = x * 2
+            return x
+    """
+    assert codes(src) == set()
+    # a size compared with a bound is still a shape test
+    assert codes(src.replace("if any(x.shape[1:]):", "if x.shape[1] > 4:")) == {(6, "EXL022")}

@@ -17,6 +17,7 @@ from exportlint.analysis.code_facts import (
     static_predicate,
 )
 from exportlint.analysis.dims import (
+    TENSOR_WRAPPERS,
     param_shape_tag,
     with_declared_dims,
 )
@@ -230,7 +231,6 @@ def _tensor_evidence(fn: cst.CSTNode) -> frozenset[str]:
 _MODULE_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"}
 
 
-_TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 
 
 def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
@@ -241,7 +241,11 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
         if c.file is not cls.file and not c.loaded:
             continue
         c.scan_attrs()
-        vals = [kind(TENSOR, "param")] if attr in c.tensor_attrs else []
+        vals = []
+        if attr in c.tensor_attrs:  # self.register_buffer("position_ids", torch.arange(n).expand((1, -1)))
+            built = c.tensor_attrs[attr]
+            shape = param_shape_tag(built, c.file) if built is not None else None
+            vals.append(kind(TENSOR, "param", *((shape,) if shape else ())))
         vals += [_classify_attr_expr(expr, c, interp.target) for expr in c.attr_exprs.get(attr, [])]
         if c.appended.get(attr) and vals and all(v.has("modlist") for v in vals):
             # `self.layers = nn.ModuleList()` then `self.layers.append(Layer(...))` in a loop
@@ -361,7 +365,7 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
     if isinstance(expr, cst.Call):
         qual = fi.qualify(expr.func)
         name = dotted(expr.func) or ""
-        if qual in _TENSOR_WRAPPERS:
+        if qual in TENSOR_WRAPPERS:
             shape = param_shape_tag(expr, fi)
             return kind(TENSOR, "param", *((shape,) if shape else ()))
         if qual in _MODULE_CONTAINERS:

@@ -14,6 +14,7 @@ from exportlint.analysis.code_facts import (
 )
 from exportlint.analysis.dims import (
     cat_dims,
+    embedded_shape,
     ELEMENTWISE_LAYERS,
     NORM_LAYERS,
     declared_axis,
@@ -296,6 +297,8 @@ class Calls:
             if args.positional and args.positional[0].is_definite_tensor and args.positional[0].has("param") and all(
                     v.has("param") for v in args.all() if v.is_tensor):
                 tags.add("param")  # `self.position_embedding(self.position_ids)` of a buffer: a constant shape
+                if layer == "Embedding":
+                    tags |= embedded_shape(args.positional[0])  # (1, n) ids: (1, n, dim) embeddings
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
@@ -581,6 +584,10 @@ class Calls:
             return combine([self._iterate_value(first, first_node, node, "sum()", frame)] + args.positional[1:])
         if name in ("any", "all"):
             element = self._iterate_value(first, first_node, node, f"{name}()", frame)
+            if SEQ in first.kinds and element.is_shape and not element.is_data:
+                # `if not all(x.shape):` tests sizes for zero: every non-empty input gives the same answer
+                # (like `n > 0`, p27h; LongT5's `_pad_to_multiple`, discovery judging of 2026-11-24)
+                return const()
             return element.with_(items=None, elem=None) if element.kinds else const()
         if name in ("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter"):
             if not args.positional:

@@ -125,25 +125,81 @@ def cat_dims(result: Val, parts: list[Val], dim: int) -> Val:
     return result.with_(tags=result.tags | tags)
 
 
-def param_shape_tag(call: cst.Call, fi: FileIndex) -> str | None:
-    """``nn.Parameter(torch.zeros(1, num_patches, dim))`` (or ``torch.randn(...) * .02``): the tag
-    ``pshape:<rank>:<dims that are not a literal 1>`` (dims that do not broadcast)."""
-    if not call.args:
+def param_shape_tag(expr: cst.BaseExpression, fi: FileIndex) -> str | None:
+    """The shape a parameter or buffer is built with, as the tag ``pshape:<rank>:<dims that are not a
+    literal 1>`` (the dims that do not broadcast): ``nn.Parameter(torch.zeros(1, num_patches, dim))``,
+    ``torch.randn(...) * .02``, ``torch.arange(n).expand((1, -1))`` (a registered ``position_ids``)."""
+    dims = _built_dims(expr, fi)
+    if not dims:
         return None
-    inner = call.args[0].value
-    while isinstance(inner, cst.BinaryOperation):
-        inner = inner.left
-    if not isinstance(inner, cst.Call) or fi.qualify(inner.func) not in _SHAPE_FACTORIES:
+    return f"pshape:{len(dims)}:{','.join(str(i) for i, big in enumerate(dims) if big)}"
+
+
+def embedded_shape(ids: Val) -> set[str]:
+    """`nn.Embedding` of ids built with a known shape (`pshape:2:1` of `arange(n).expand((1, -1))`): the
+    same dims and a last, feature dim (`pshape:3:1,2`)."""
+    for t in ids.tags:
+        if t.startswith("pshape:"):
+            _, rank, non1 = t.split(":")
+            return {f"pshape:{int(rank) + 1}:{','.join([d for d in non1.split(',') if d] + [rank])}"}
+    return set()
+
+
+def _size_args(call: cst.Call) -> list[cst.BaseExpression] | None:
+    """The sizes of `f(1, n, d)` or `f((1, n, d))` (`**dd` keywords aside); None with `*sizes`."""
+    if any(a.star == "*" for a in call.args):
         return None
-    dims = [a.value for a in inner.args if a.keyword is None and not a.star]
+    dims = [a.value for a in call.args if a.keyword is None]
     if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
         if any(isinstance(e, cst.StarredElement) for e in dims[0].elements):
             return None
         dims = [e.value for e in dims[0].elements]
-    if not dims or any(a.star == "*" for a in inner.args):
+    return dims
+
+
+def _built_dims(expr: cst.BaseExpression, fi: FileIndex) -> list[bool] | None:
+    """Per dim of the tensor ``expr`` builds: True when it is not a literal 1 (None when unknown)."""
+    while isinstance(expr, cst.BinaryOperation):
+        expr = expr.left
+    if not isinstance(expr, cst.Call):
         return None
-    non1 = [str(i) for i, d in enumerate(dims) if not (isinstance(d, cst.Integer) and d.value == "1")]
-    return f"pshape:{len(dims)}:{','.join(non1)}"
+    qual = fi.qualify(expr.func)
+    if qual in TENSOR_WRAPPERS and expr.args:
+        return _built_dims(expr.args[0].value, fi)
+    if qual in _SHAPE_FACTORIES:
+        sizes = _size_args(expr)
+        return [literal_axis(d) != 1 for d in sizes] if sizes else None
+    if qual == "torch.arange":
+        return [True]
+    if not isinstance(expr.func, cst.Attribute):
+        return None
+    method = expr.func.attr.value
+    inner = _built_dims(expr.func.value, fi)
+    if inner is None:
+        return None
+    if method in _SAME_SHAPE_METHODS:
+        return inner
+    if method == "unsqueeze" and len(expr.args) == 1:
+        k = literal_axis(expr.args[0].value)
+        if k is None:
+            return None
+        k = k if k >= 0 else len(inner) + 1 + k
+        return inner[:k] + [False] + inner[k:] if 0 <= k <= len(inner) else None
+    if method == "expand":
+        sizes = _size_args(expr)
+        if not sizes or len(sizes) < len(inner):
+            return None
+        lead = len(sizes) - len(inner)
+        out = []
+        for i, d in enumerate(sizes):
+            n = literal_axis(d)
+            out.append(inner[i - lead] if n == -1 and i >= lead else n != 1)
+        return out
+    return None
+
+
+TENSOR_WRAPPERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
+_SAME_SHAPE_METHODS = {"float", "double", "half", "to", "clone", "contiguous", "detach", "long", "int", "type_as"}
 
 
 # Factories whose positional arguments are all sizes (torch.zeros(1, n, d)), and the legacy constructors.
@@ -201,7 +257,7 @@ def shape_seq_of(t: Val) -> Val:
 
 
 def literal_axis(node: cst.BaseExpression) -> int | None:
-    """The literal axis of ``x.shape[i]`` / ``x.size(i)``."""
+    """The literal axis of ``x.shape[i]`` / ``x.size(i)`` (any literal integer, `-1` included)."""
     if isinstance(node, cst.Integer):
         return int(node.value)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):

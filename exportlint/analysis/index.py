@@ -106,8 +106,8 @@ class ClassInfo:
     attr_exprs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # What `self.<attr>.append(x)` adds to a container attribute (x, or the call a local `x` was built by)
     appended: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
-    # register_buffer / register_parameter names
-    tensor_attrs: set[str] = field(default_factory=set)
+    # register_buffer / register_parameter names -> the tensor registered (None when not given)
+    tensor_attrs: dict[str, cst.BaseExpression | None] = field(default_factory=dict)
     _node: cst.ClassDef | None = None
     _loader: "Callable[[], cst.ClassDef] | None" = None
     _used_in: int = -1  # the analysis (see begin_analysis) that last needed this class's code
@@ -287,8 +287,13 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
     self_name = params[0].name.value
     registers = (f"{self_name}.register_buffer", f"{self_name}.register_parameter")
     built: dict[str, cst.BaseExpression] = {}  # `layer = Block(...)` before `self.layers.append(layer)`
+    # A setter (`def set_input_embeddings(self, value): self.embeddings = value`) replaces the attribute
+    # from outside: what it holds then is unknown, and it does not make the built submodule unknown.
+    setter_args = {p.name.value for p in params[1:]} if fn.name.value != "__init__" else set()
     for stmt in iter_statements(fn.body):
         if isinstance(stmt, cst.Assign):
+            if isinstance(stmt.value, cst.Name) and stmt.value.value in setter_args:
+                continue
             for t in stmt.targets:
                 _record_target(cls, self_name, t.target, stmt.value)
                 if isinstance(t.target, cst.Name):
@@ -300,7 +305,7 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
             if dotted(call.func) in registers and call.args:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
-                    cls.tensor_attrs.add(first.evaluated_value)
+                    cls.tensor_attrs[first.evaluated_value] = call.args[1].value if len(call.args) > 1 else None
             func = call.func
             if (isinstance(func, cst.Attribute) and func.attr.value == "append" and len(call.args) == 1
                     and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)

@@ -3042,3 +3042,36 @@ def test_truth_of_all_sizes_is_an_emptiness_test():
     assert codes(src) == set()
     # a size compared with a bound is still a shape test
     assert codes(src.replace("if any(x.shape[1:]):", "if x.shape[1] > 4:")) == {(6, "EXL022")}
+
+
+def test_a_setter_does_not_hide_the_submodule_built_in_init():
+    # every transformers model has `def set_input_embeddings(self, value): self.embeddings = value`: the
+    # submodule its `__init__` builds is still the one a default export runs (Granite-Docling's vision
+    # embeddings fix the token count its pixel shuffle takes the square root of)
+    src = """
+    class Embeddings(nn.Module):
+        def __init__(self, n=16, dim=8):
+            super().__init__()
+            self.patch_embedding = nn.Conv2d(3, dim, 4, 4)
+            self.pos = nn.Parameter(torch.zeros(1, n, dim))
+
+        def forward(self, pixel_values):
+            x = self.patch_embedding(pixel_values).flatten(2).transpose(1, 2)
+            return x + self.pos
+
+
+    class Tower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embeddings = Embeddings()
+
+        def set_input_embeddings(self, value):
+            self.embeddings = value
+
+        def forward(self, pixel_values):
+            x = self.embeddings(pixel_values)
+            bsz, seq, dim = x.size()
+            side = int(seq ** 0.5)
+            return x.view(bsz, side, side, dim)
+    """
+    assert lint(src) == []

@@ -80,3 +80,20 @@ def test_output_is_the_same_for_any_jobs_cold_or_warm_from_any_directory(project
     assert lint(project, paths, "--jobs", "2", cache=cache) == reference  # warm
     elsewhere = lint(project.parent, [f"{project.name}/{p}" for p in paths], "--no-cache", "--jobs", "2")
     assert elsewhere.replace(f'"{project.name}/'.encode(), b'"') == reference
+
+
+def test_a_callees_memo_key_names_self_and_submodules_by_class_not_by_object():
+    # Each call binds a new `self` (and each attribute read builds a new submodule reference).  Keyed by
+    # id(), every method call was a new context, and an id reused after the first object was freed made a
+    # later call a memo hit depending on the allocator: transformers' Reformer lost two findings under some
+    # PYTHONHASHSEED values.  Keyed by class, equal calls share one analysis in every process.
+    from exportlint.analysis.frames import Instance, SelfRef
+    from exportlint.analysis.values import Alternatives, Val
+
+    cls, other = object(), object()
+    assert Val(ref=SelfRef(cls)).signature() == Val(ref=SelfRef(cls)).signature()
+    assert Val(ref=Instance(cls)).signature() == Val(ref=Instance(cls)).signature()
+    assert Val(ref=Instance(cls)).signature() != Val(ref=Instance(other)).signature()
+    assert Val(ref=SelfRef(cls)).signature() != Val(ref=Instance(cls)).signature()
+    assert (Val(ref=Alternatives((Instance(cls), Instance(other)))).signature()
+            == Val(ref=Alternatives((Instance(cls), Instance(other)))).signature())

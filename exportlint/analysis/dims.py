@@ -138,7 +138,7 @@ def param_shape_tag(expr: cst.BaseExpression, fi: FileIndex) -> str | None:
 def embedded_shape(ids: Val) -> set[str]:
     """`nn.Embedding` of ids built with a known shape (`pshape:2:1` of `arange(n).expand((1, -1))`): the
     same dims and a last, feature dim (`pshape:3:1,2`)."""
-    for t in ids.tags:
+    for t in sorted(ids.tags):  # sorted: the same answer in every process (set order follows the hash seed)
         if t.startswith("pshape:"):
             _, rank, non1 = t.split(":")
             return {f"pshape:{int(rank) + 1}:{','.join([d for d in non1.split(',') if d] + [rank])}"}
@@ -305,7 +305,7 @@ def sized_dims(result: Val, positions: object, names: "tuple[str, ...]", positio
             keywords.get(names[0]), kw_nodes.get(names[0]))
         lead = [int(t[len("lead_fixed:"):]) for t in whole.tags if t.startswith("lead_fixed:")] if whole is not None else []
         if whole is not None and whole.items is None and lead:  # `new_full([len(images)] + max_size, 0)`
-            return result.with_(tags=result.tags | {f"fixed:{i}" for i in range(lead[0])})
+            return result.with_(tags=result.tags | {f"fixed:{i}" for i in range(min(lead))})
         if whole is None or whole.items is None or not isinstance(node, (cst.Tuple, cst.List)):
             return result
         sizes, size_nodes = list(whole.items), [e.value for e in node.elements]

@@ -54,12 +54,23 @@ class FuncRef:
 class SelfRef:
     cls: ClassInfo
 
+    @property
+    def memo_key(self) -> tuple:
+        """What a callee's memo key records of ``self``: its class.  Each call binds a new SelfRef, so
+        its id() would make every method call a new context, and an id reused by a later SelfRef
+        (after the first was freed) a memo hit that depends on the allocator (hash-seed dependent)."""
+        return ("self", id(self.cls))
+
 
 @dataclass
 class Instance(ModuleRef):
     """An instance of a class of the linted set (a submodule built from it)."""
 
     cls: ClassInfo
+
+    @property
+    def memo_key(self) -> tuple:
+        return ("instance", id(self.cls))
 
 
 @dataclass
@@ -70,11 +81,19 @@ class LibraryModule:
     ctor: cst.Call
     file: FileIndex
 
+    @property
+    def memo_key(self) -> tuple:
+        return ("layer", self.qual, id(self.ctor))
+
 
 @dataclass
 class SuperRef:
     cls: ClassInfo
     after: ClassInfo
+
+    @property
+    def memo_key(self) -> tuple:
+        return ("super", id(self.cls), id(self.after))
 
 
 @dataclass

@@ -70,6 +70,10 @@ class Alternatives(ModuleRef):
 
     options: tuple
 
+    @property
+    def memo_key(self) -> tuple:
+        return ("one of",) + tuple(_ref_key(o) for o in self.options)
+
 
 @dataclass(frozen=True, eq=False)
 class Val:
@@ -166,7 +170,7 @@ class Val:
             self.tags,
             tuple(i.signature() for i in self.items) if self.items is not None else None,
             self.elem.signature() if self.elem is not None else None,
-            id(self.ref) if self.ref is not None and not isinstance(self.ref, str) else self.ref,
+            _ref_key(self.ref),
         )
 
     def same(self, other: "Val") -> bool:
@@ -174,6 +178,15 @@ class Val:
 
 
 UNKNOWN = Val()
+
+
+def _ref_key(ref: Any) -> Any:
+    """A memo key's view of what a value refers to: a module path as is, an object by identity (or by
+    its own ``memo_key``: ``self`` by its class)."""
+    if ref is None or isinstance(ref, str):
+        return ref
+    key = getattr(ref, "memo_key", None)
+    return key if key is not None else id(ref)
 
 
 def const(prov: tuple[Step, ...] = ()) -> Val:

@@ -89,7 +89,7 @@ class _Dispatcher:
                     finding.severity = Severity.INFO
                     finding.hint += f"; {unused_by}: only code outside it (generation, post-processing) or an export of this module alone runs this line"
                 if frame.gate is None and frame.bypass is None:
-                    finding.needs = frame.needs
+                    finding.needs = frame.needs or finding.from_optional
                 if frame.bypass is not None:
                     finding.severity = Severity.INFO
                     finding.hint += (

@@ -37,7 +37,7 @@ class M(nn.Module):
         "x.shape[0] > 1",
         "x.size(1) >= 4",
         "x.size()[-1] != 1",
-        "x.numel() == 0",
+        "x.numel() > 1000",
         "x.flatten(1).shape[0] > 2",
         "x.shape[0] * 0.5 > 1",
         "min(x.shape[-2:]) > 8",

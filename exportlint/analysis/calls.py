@@ -433,8 +433,8 @@ class Calls:
             return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
-        if qual == "torch.numel":
-            return kind(SHAPE, prov=args.prov())
+        if qual == "torch.numel" and args.positional:
+            return _numel(args.positional[0], args.prov())
         if qual == "torch.Size":
             return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
         if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional.") and last[:1].isupper():
@@ -678,6 +678,8 @@ class Calls:
             return shape_seq_of(receiver)
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
+        if name in ("numel", "nelement"):
+            return _numel(receiver, prov)
         if name in api.SHAPE_METHODS:
             return kind(size_kind(receiver), prov=prov)
         if name in api.CONST_METHODS:
@@ -769,3 +771,10 @@ class Calls:
             is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
             if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value):
                 self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
+
+
+def _numel(t: Val, prov: tuple) -> Val:
+    """`x.numel()`: the product of x's sizes, at least 2 like each dynamic dim while nothing resized x
+    (`numel(input_ids) == 0` is an emptiness test: UDOP, audit round 18)."""
+    k = size_kind(t)
+    return kind(k, *(("sum_of_dims",) if k == SHAPE and not t.has("derived_dims") else ()), prov=prov if k != CONST else ())

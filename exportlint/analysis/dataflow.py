@@ -57,7 +57,7 @@ from exportlint.analysis.dims import (
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted
 from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
-    CONST, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of,
+    CONST, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
@@ -1084,6 +1084,8 @@ class Interpreter(Calls):
         result = self._subscript_value(base, node, bounds, index_vals)
         if base.is_tensor and not store:
             result = indexed_dims(base, result, node.slice, {id(n): v for n, v in bounds + indices})
+            if result.is_tensor and optional_of([base]) - result.tags:
+                result = result.with_(tags=result.tags | optional_of([base]))  # `patch_coord[:, :, 0]`
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base, self.checking > 0), frame)
             return with_data_shape(result)
@@ -1167,9 +1169,22 @@ def _correlate_flags(cond: Val, arm: dict[str, Val], other: dict[str, Val], env:
         return
     for name, v in arm.items():
         w = other.get(name)
-        if w is None or v is w or v.truth is None or w.truth is not (not v.truth) or name not in env:
+        if w is None or v is w or name not in env:
             continue
-        env[name] = env[name].with_(tags=env[name].tags | frozenset(tags if v.truth else map(swap_needs, tags)))
+        truth, other_truth = _known_truth(v), _known_truth(w)
+        if truth is None or other_truth is not (not truth):
+            continue
+        env[name] = env[name].with_(tags=env[name].tags | frozenset(tags if truth else map(swap_needs, tags)))
+
+
+def _known_truth(v: Val) -> bool | None:
+    """A value's truth, also of a non-empty tuple (`grid_size = x.shape[-2:]` against `grid_size = None`:
+    its truth and its None-ness agree)."""
+    if v.truth is not None:
+        return v.truth
+    if v.items and NONE not in v.kinds:
+        return True
+    return None
 
 
 def _never_called(builders: "Iterable[tuple[ClassInfo, str]]", reached: set[int], attrs_read: set[str]) -> str | None:

@@ -310,6 +310,12 @@ def join(vals: list[Val]) -> Val:
     return Val(kinds=kinds, tags=tags, prov=merge_prov(vals), items=items, elem=elem, ref=ref)
 
 
+def optional_of(vals: "list[Val]") -> set[str]:
+    """The optional inputs tensors among ``vals`` were computed from (``optional:<name>`` tags): a value
+    computed from one exists only where that input is given."""
+    return {t for v in vals if TENSOR in v.kinds for t in v.tags if t.startswith("optional:")}
+
+
 def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
     """Result of arithmetic / a computation over operands: the most data-like kind wins
     (a tensor op on a data-dependent scalar is a tensor; shape math stays shape)."""
@@ -341,6 +347,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         tags.add("from_sizes")  # torch.div(seq_len, w) + 1: still computed from sizes only
     if any(v.has("random") for v in vals):
         tags.add("random")  # computed from a random draw: augmentation parameters
+    if k == TENSOR:
+        tags |= optional_of(vals)  # `coord[:, :, 0].amax(1) + 1`: computed from an optional input where it is given
     if k == SHAPE and any(v.has("pins_dim") for v in vals):
         tags.add("pins_dim")  # `H != 224 or W != 224`: still pins a declared dynamic dim
     if k == SHAPE and any(v.has("float") for v in vals if v.is_shape):

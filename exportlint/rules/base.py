@@ -9,7 +9,7 @@ import libcst as cst
 
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex
-from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val, dedupe_steps
+from exportlint.analysis.values import DDS, SHAPE, TENSOR, Step, Val, dedupe_steps, optional_of
 from exportlint.catalogue import CATALOGUE, RuleInfo
 from exportlint.diagnostics import Severity, Target
 
@@ -35,6 +35,9 @@ class Finding:
     after: "Finding | None" = None
     # The optional input of the root every path to this line needs given (engine), if any.
     needs: str | None = None
+    # The optional input the values it is about were computed from (`optional:` tags), if one: the line
+    # runs on them only where that input is given.
+    from_optional: str | None = None
 
 
 @dataclass
@@ -85,7 +88,10 @@ class Rule:
         prov: tuple[Step, ...] = ()
         for v in vals:
             prov += explain(v)
-        return Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)), severity=severity, fix=fix)
+        found = Finding(self.code, ctx.file, node, message, hint, tuple(dedupe_steps(prov)), severity=severity, fix=fix)
+        inputs = {t[len("optional:"):] for t in optional_of(list(vals))}
+        found.from_optional = inputs.pop() if len(inputs) == 1 else None
+        return found
 
 
 # What makes a value interesting, most telling first; a tensor's history is cut to its last steps.

@@ -2831,8 +2831,10 @@ def test_a_size_check_that_applies_with_the_default_setting_pins_the_size():
     assert "EXL042" in {c for _, c in codes(src.replace("bool = False", "bool = True"))}
 
 
-def test_a_flag_handed_on_from_a_configuration_dataclass_keeps_its_default():
-    # timm's NaFlexEmbeds(dynamic_img_pad=cfg.dynamic_img_pad): the dataclass field defaults to False
+@pytest.mark.parametrize("handed", ["cfg.dynamic_img_pad", "getattr(cfg, 'dynamic_img_pad', False)"])
+def test_a_flag_handed_on_from_a_configuration_dataclass_keeps_its_default(handed):
+    # timm's NaFlexEmbeds(dynamic_img_pad=cfg.dynamic_img_pad), and
+    # `enable_patch_interpolator=getattr(cfg, 'enable_patch_interpolator', False)`: the field defaults to False
     src = """
     @dataclass
     class Cfg:
@@ -2855,11 +2857,11 @@ def test_a_flag_handed_on_from_a_configuration_dataclass_keeps_its_default():
     class Model(nn.Module):
         def __init__(self, cfg: Cfg = Cfg()):
             super().__init__()
-            self.embeds = Embeds(dynamic_img_pad=cfg.dynamic_img_pad)
+            self.embeds = Embeds(dynamic_img_pad=HANDED)
 
         def forward(self, x):
             return self.embeds(x)
-    """
+    """.replace("HANDED", handed)
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert got[(8, "EXL022")].severity is Severity.INFO and "`dynamic_img_pad` (default False)" in got[(8, "EXL022")].hint
 
@@ -3121,3 +3123,52 @@ def test_a_finding_on_values_computed_from_an_optional_input_names_it():
     found = lint(src)
     assert sorted(f.code for f in found) == ["EXL001", "EXL001", "EXL010"]
     assert all("runs only when the optional input `patch_coord` is given" in f.hint for f in found)
+
+
+@pytest.mark.parametrize("form", ["expression", "statement"])
+def test_a_part_built_only_by_a_non_default_setting_gates_the_code_using_it(tmp_path, form):
+    # BEiT / Data2Vec-Vision / DonutSwin: `self.position_embeddings = nn.Parameter(...) if
+    # config.use_absolute_position_embeddings else None` (default False): the interpolation under `if
+    # self.position_embeddings is not None:` never runs in a default export (discovery judging and audit
+    # round 18 took the plain warning as false); nested under another setting, the hint names both
+    built = (
+        "self.pos = nn.Parameter(torch.zeros(1, 17, 8)) if config.use_abs else None"
+        if form == "expression" else
+        "if config.use_abs:\n                self.pos = nn.Parameter(torch.zeros(1, 17, 8))\n"
+        "            else:\n                self.pos = None"
+    )
+    config = """
+    class FooConfig:
+        def __init__(self, use_abs=False, hidden=8):
+            self.use_abs = use_abs
+            self.hidden = hidden
+    """
+    model = f"""
+    import math
+
+    import torch
+    from torch import nn
+
+
+    class FooEmbeddings(nn.Module):
+        def __init__(self, config, interpolate=False):
+            super().__init__()
+            self.interpolate = interpolate
+            {built}
+
+        def forward(self, x):
+            if self.pos is not None:
+                if self.interpolate:
+                    n = int(math.sqrt(x.shape[1]))
+                    x = x.reshape(x.shape[0], n, n, -1).flatten(1, 2)
+                if x.shape[1] != self.pos.shape[1]:
+                    x = x[:, : self.pos.shape[1]]
+                x = x + self.pos
+            return x
+    """
+    found = _lint_with_config(tmp_path, "foo", config, model)
+    assert {(f.code, f.severity) for f in found} == {("EXL042", Severity.INFO), ("EXL022", Severity.INFO)}
+    for f in found:
+        assert "non-default `config.use_abs` (default False), which builds `self.pos` (default None)" in f.hint
+    (conv,) = [f for f in found if f.code == "EXL042"]
+    assert "and a non-default `interpolate` (default False)" in conv.hint

@@ -13,7 +13,10 @@ from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     NodeMemo,
     class_arguments,
+    config_default,
+    constructor_default,
     literal,
+    named_params,
     static_predicate,
 )
 from exportlint.analysis.dims import (
@@ -336,6 +339,28 @@ def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]
     return out
 
 
+def params_self(fn: cst.FunctionDef) -> str | None:
+    """The name a method calls its instance (`self`)."""
+    return fn.params.params[0].name.value if fn.params.params else None
+
+
+def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, object] | None":
+    """(setting, literal default) of an `__init__` test on its configuration (`config.use_mask_token`), or
+    on a parameter with a literal default (`use_pos_embed=False`)."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return None
+    params = {p.name.value: p for p in named_params(init)}
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == params_self(init):
+        return constructor_default(cls, test.attr.value)  # `if self.enable_patch_interpolator:`
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value in params:
+        return config_default(cls, test.attr.value)
+    if isinstance(test, cst.Name) and test.value in params and params[test.value].default is not None:
+        ok, value = literal(params[test.value].default)
+        return (test.value, value) if ok else None
+    return None
+
+
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
     fi = cls.file
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
@@ -349,6 +374,14 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         if known is not None:  # `torch.tensor(...) if torch.jit.is_tracing() else min(res)`
             return _classify_attr_expr(expr.body if known else expr.orelse, cls, target)
         arms = [_classify_attr_expr(expr.body, cls, target), _classify_attr_expr(expr.orelse, cls, target)]
+        built = arms[1].kinds == {NONE} and (arms[0].kinds - {NONE} or arms[0].has("module"))
+        flag = _setting_default(expr.test, cls) if built else None
+        if flag is not None and not flag[1]:
+            # `nn.Parameter(...) if config.use_absolute_position_embeddings else None` with the default False:
+            # None unless that setting is changed (code under `if self.position_embeddings is not None:`
+            # needs it: see Interpreter._setting); the part itself, where it exists
+            part = arms[0]
+            return part.with_(kinds=part.kinds | {NONE}, tags=part.tags | {f"built_if:{flag[0]}={flag[1]!r}"})
         if any(a.has("module") for a in arms):
             # `downsample(dim) if downsample is not None else None`: the part, where it exists
             # (code calls it under `if self.downsample is not None:`)

@@ -470,7 +470,7 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
     for c in cls.iter_mro():
         if c.file is not cls.file and not c.loaded:
             if field_name is not None and _takes_required(cls, attr):
-                return _config_default(cls, field_name)
+                return config_default(cls, field_name)
             return None
         c.scan_attrs()
         exprs = c.attr_exprs.get(attr)
@@ -487,14 +487,14 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
         # (transformers' `PreTrainedModel`) stores it
         if field_name is not None:
             if isinstance(expr, cst.Name) and any(p.name.value == expr.value and p.default is None for p in params):
-                return _config_default(cls, field_name)
+                return config_default(cls, field_name)
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and any(p.name.value == expr.value.value for p in params):
-            return _config_default(cls, expr.attr.value)  # `self.quant_mode = config.quant_mode`
+            return config_default(cls, expr.attr.value)  # `self.quant_mode = config.quant_mode`
         field = _override_or_config(expr, params)
         if field is not None:
             # `self.use_fov_model = use_fov_model if use_fov_model is not None else self.config.use_fov_model`
-            return _config_default(cls, field)
+            return config_default(cls, field)
         if not isinstance(expr, cst.Name):
             return None
         for p in params:
@@ -624,7 +624,7 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
             _KEYWORDS.clear()
         hit = _KEYWORDS[id(file)] = (text, found, defaults)
     for value in hit[1].get(param, ()):
-        if _forwarded(value, param):
+        if _forwarded(value, param, default):
             # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
             # another value only when some function of the file declares it with another default
             if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
@@ -649,9 +649,25 @@ def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
                 return True
         elif isinstance(value, cst.Attribute) and value.attr.value == param:
             continue  # `Embeds(dynamic_img_pad=cfg.dynamic_img_pad)`: handed on (its defaults: _passed_otherwise)
+        elif _getattr_of(value, param, default):
+            continue  # `getattr(cfg, 'enable_patch_interpolator', False)`: the same, with the same default
         elif not (isinstance(value, cst.Name) and value.value == param and not _assigned_in_caller(cls, param)):
             return True
     return False
+
+
+def _getattr_of(value: cst.BaseExpression, param: str, default: object) -> bool:
+    """`getattr(cfg, "<param>")` or `getattr(cfg, "<param>", <default>)`."""
+    if not (isinstance(value, cst.Call) and dotted(value.func) == "getattr" and len(value.args) in (2, 3)
+            and all(a.keyword is None and not a.star for a in value.args)):
+        return False
+    name = value.args[1].value
+    if not (isinstance(name, cst.SimpleString) and name.evaluated_value == param):
+        return False
+    if len(value.args) == 2:
+        return True
+    ok, given = literal(value.args[2].value)
+    return ok and given == default
 
 
 def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
@@ -674,8 +690,12 @@ def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
     return False
 
 
-def _forwarded(value: ast.expr, param: str) -> bool:
-    """`x=x`, `x=self.x`, `x=cfg.x`: the same setting handed on."""
+def _forwarded(value: ast.expr, param: str, default: object) -> bool:
+    """`x=x`, `x=self.x`, `x=cfg.x`, `x=getattr(cfg, 'x', <the default>)`: the same setting handed on."""
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"
+            and len(value.args) in (2, 3) and not value.keywords and isinstance(value.args[1], ast.Constant)
+            and value.args[1].value == param):
+        return len(value.args) == 2 or _literal_is(value.args[2], default)
     return (isinstance(value, ast.Name) and value.id == param) or (
         isinstance(value, ast.Attribute) and value.attr == param and isinstance(value.value, ast.Name))
 
@@ -701,7 +721,7 @@ def _override_or_config(expr: cst.BaseExpression, params: "list[cst.Param]") -> 
     return expr.orelse.attr.value if base in ("config", "self.config") else None
 
 
-def _config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:
+def config_default(cls: "ClassInfo", field_name: str) -> tuple[str, object] | None:
     """The literal default of ``field_name`` in the configuration class next to ``cls``
     (transformers' `configuration_<model>.py`: `def __init__(self, ..., quant_mode=False, ...)`),
     when the linted project holds exactly one such class that takes it."""

@@ -442,6 +442,11 @@ class Interpreter(Calls):
                 if tag.startswith("config:"):
                     param, _, default = tag[len("config:"):].partition("=")
                     return param, ast.literal_eval(default)
+            for tag in sorted(value.tags) if value is not None else ():
+                if tag.startswith("built_if:") and NONE in value.kinds:
+                    # `self.position_embeddings`, None unless `config.use_absolute_position_embeddings`
+                    flag, _, default = tag[len("built_if:"):].partition("=")
+                    return f"{flag}` (default {default}), which builds `{dotted(expr) or 'it'}", None
             return None
 
         return setting
@@ -452,6 +457,8 @@ class Interpreter(Calls):
         configuration it needs (``gate``), the optional input it needs given (``needs``); frames of the
         calls it makes inherit them."""
         saved = frame.bypass, frame.gate, frame.needs
+        if gate and frame.gate and gate not in frame.gate:
+            gate = f"{frame.gate} and a non-default {gate}"  # nested settings: the code needs both
         frame.bypass, frame.gate, frame.needs = bypass or frame.bypass, gate or frame.gate, needs or frame.needs
         self.context_stack.append((frame.bypass, frame.gate, frame.needs))
         try:

@@ -314,6 +314,35 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
                 if isinstance(item, cst.Name):
                     item = built.get(item.value, item)
                 cls.appended.setdefault(func.value.attr.value, []).append(item)
+    if fn.name.value == "__init__" and isinstance(fn.body, cst.IndentedBlock):
+        for stmt in fn.body.body:
+            if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else):
+                _record_built_if(cls, self_name, stmt)
+
+
+def _record_built_if(cls: ClassInfo, self_name: str, stmt: cst.If) -> None:
+    """`if config.use_absolute_embeddings: self.pos = nn.Parameter(...)` / `else: self.pos = None`: one
+    attribute expression, `nn.Parameter(...) if config.use_absolute_embeddings else None`, so that the
+    setting that builds it is known (binding._classify_attr_expr)."""
+    assert isinstance(stmt.orelse, cst.Else)
+
+    def assigned(block: cst.BaseSuite) -> dict[str, cst.BaseExpression]:
+        out: dict[str, cst.BaseExpression] = {}
+        for line in getattr(block, "body", ()):
+            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    t = small.targets[0].target
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
+                        out[t.attr.value] = small.value
+        return out
+
+    then, other = assigned(stmt.body), assigned(stmt.orelse.body)
+    for attr, value in then.items():
+        none = other.get(attr)
+        exprs = cls.attr_exprs.get(attr, [])
+        if isinstance(none, cst.Name) and none.value == "None" and any(e is value for e in exprs) and any(e is none for e in exprs):
+            built = cst.IfExp(test=stmt.test, body=value, orelse=none)
+            cls.attr_exprs[attr] = [built] + [e for e in exprs if e is not value and e is not none]
 
 
 def _record_target(cls: ClassInfo, self_name: str, target: cst.BaseExpression, value: cst.BaseExpression) -> None:

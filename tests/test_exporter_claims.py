@@ -593,6 +593,16 @@ def test_a_size_tested_for_being_empty_takes_the_same_arm_for_every_non_empty_in
         assert _outcome(_trace(probe)[0], probe, case) == "match"
 
 
+def test_a_size_ordered_against_a_tables_size_bounds_the_dim_at_that_size():
+    """p27i (EXL022 info): `if seq > self.weights.size(0): grow the table`: torch.export keeps the dim
+    dynamic up to the table's size (12 matches eager) and rejects longer inputs (20), where eager grows it."""
+    probe = _probe("p27i")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe, "B") == "match"
+    assert _outcome(ep.module(), probe, "long") == "raise"
+
+
 def test_a_logarithm_of_a_size_pins_export_and_fails_onnx_dynamo():
     """p09h (EXL042 warning under export): `int(math.log2(w / 8))` (DepthPro's pyramid levels): torch.export
     pins the width, the ONNX dynamo exporter fails, jit.trace bakes the value."""

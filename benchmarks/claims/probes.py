@@ -809,6 +809,20 @@ class P27H(nn.Module):
         return x
 
 
+@probe("p27i", "`if seq > self.weights.size(0): grow the table` (a sinusoidal position table, MusicGen / XGLM)",
+       lambda: (r(2, 8),), [("B", lambda: (r(2, 12),)), ("long", lambda: (r(2, 20),))], {0: [1]})
+class P27I(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("weights", torch.arange(16.0)[:, None].repeat(1, 3), persistent=False)
+
+    def forward(self, x):
+        seq = x.shape[1]
+        if seq > self.weights.size(0):
+            self.weights = torch.arange(float(seq))[:, None].repeat(1, 3)
+        return x[..., None] + self.weights[:seq]
+
+
 @probe("p09g", "`x.reshape(x.shape[0], np.prod(x.shape[1:]))`", lambda: (r(2, 3, 4),), lambda: (r(3, 5, 6),), {0: [0, 1, 2]})
 class P09G(nn.Module):
     def forward(self, x):

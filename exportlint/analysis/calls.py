@@ -15,6 +15,7 @@ from exportlint.analysis.code_facts import (
 from exportlint.analysis.dims import (
     cat_dims,
     embedded_shape,
+    size_of,
     ELEMENTWISE_LAYERS,
     NORM_LAYERS,
     declared_axis,
@@ -668,6 +669,8 @@ class Calls:
         if name == "size":
             if args.positional or "dim" in args.keywords:
                 axis = literal_axis(node.args[0].value) if node.args else None
+                if receiver.has("param"):
+                    return size_of(receiver, prov)  # a parameter's or buffer's size: a constant
                 declared = declared_axis(receiver, axis)
                 if declared is not None:
                     return declared
@@ -681,7 +684,7 @@ class Calls:
         if name in ("numel", "nelement"):
             return _numel(receiver, prov)
         if name in api.SHAPE_METHODS:
-            return kind(size_kind(receiver), prov=prov)
+            return size_of(receiver, prov)
         if name in api.CONST_METHODS:
             return const()
         if name == "type" and not args.positional and not args.keywords:

@@ -55,6 +55,19 @@ def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:
     return all(dim(v) for v in operands)
 
 
+def _bounds_by_table(node: cst.Comparison, operands: list[Val]) -> bool:
+    """``max_pos > self.weights.size(0)``, ``pe.size(1) >= x.size(1) * 2 - 1``: a size ordered against the
+    size of a parameter or buffer (a position table built for a maximum length).  torch.export keeps it
+    as a bound at that size, not a pin to the example's size."""
+    if len(operands) != 2 or len(node.comparisons) != 1:
+        return False
+    if not isinstance(node.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    table = [v for v in operands if v.kinds == {CONST} and v.has("table_size")]
+    size = [v for v in operands if v.is_shape and not v.is_data]
+    return len(table) == 1 and len(size) == 1
+
+
 _MIRRORED = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan, cst.LessThanEqual: cst.GreaterThanEqual,
              cst.GreaterThanEqual: cst.LessThanEqual}
 

@@ -24,6 +24,13 @@ def size_kind(t: Val) -> str:
     return CONST if t.has("param") else SHAPE
 
 
+def size_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
+    """A size read from ``t`` (`t.size(i)`): a parameter's or buffer's is a constant marked ``table_size``
+    (a bound when a size is ordered against it: `max_pos > self.weights.size(0)`)."""
+    k = size_kind(t)
+    return kind(k, *(("table_size",) if k == CONST and t.has("param") else ()), prov=prov)
+
+
 def raw_dim(t: Val) -> tuple[str, ...]:
     """The tag of a size read from ``t``: ``dim`` when nothing resized ``t`` (no slice, no computed
     size argument, no pooling): then the size is one of the exported inputs' dims, or a product or sum of
@@ -253,7 +260,8 @@ def shape_seq_of(t: Val) -> Val:
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
     tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:", "rank:")))
-    return seq_of(kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov), *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
+    element = kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov) if k != CONST else size_of(t)
+    return seq_of(element, *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
 def literal_axis(node: cst.BaseExpression) -> int | None:

@@ -157,6 +157,18 @@ class ShapeDependentBranch(Rule):
         if e.cond.has("size_ge2") and not ctx.trace:
             yield self._size_ge2(e, cond, ctx)
             return
+        if e.cond.has("table_bound") and not ctx.trace:
+            yield self.finding(
+                ctx, e.node,
+                f"`{_KEYWORD[e.kind]}` condition `{cond}` orders a size against the size of a parameter or buffer: "
+                "torch.export keeps it as a bound at that size (the exported program accepts the sizes on the example's "
+                "side of it, such as lengths up to a position table's, and rejects the others, where eager would take "
+                "the other arm and, say, grow the table)",
+                "export with an example on the side real inputs take, and treat the table's size as the model's "
+                "maximum; to accept longer inputs, build the table for the longest size before exporting",
+                e.cond, severity=Severity.INFO,
+            )
+            return
         if e.cond.has("relates_dims") and not ctx.trace:
             yield self.finding(
                 ctx, e.node,

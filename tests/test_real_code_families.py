@@ -3204,3 +3204,29 @@ def test_a_size_ordered_against_a_tables_size_is_a_bound_not_a_pin():
     assert {f.severity for f in lint(src, "trace")} == {Severity.ERROR}
     # against a literal, a pin as before
     assert lint(src.replace("self.weights.size(0)", "64"))[0].severity is Severity.WARNING
+
+
+def test_a_slice_bounded_by_data_has_a_data_dependent_size_until_an_index_selects_rows():
+    # LLaVA-OneVision's `unpad_image`: `tensor[:, padding : current_height - padding]` with the padding
+    # computed from `image_sizes.tolist()`; the sizes read back are data-dependent (audit round 19 judged the
+    # EXL042 "pins an input dim" on them a wrong cause: torch.export fails there).  Reformer's axial
+    # positions are cut to a length read from data, then `index_select`ed by position ids: the index's size.
+    src = """
+    import math
+
+    class M(nn.Module):
+        def forward(self, x, image_sizes, position_ids):
+            h, w = image_sizes[0].tolist()
+            pad = (x.shape[1] - h) // 2
+            crop = x[:, pad : x.shape[1] - pad]
+            ch = crop.shape[1]
+            n = int(ch / 2)
+            cut = x[: position_ids.max().item() + 1]
+            picked = torch.index_select(cut, 0, position_ids)
+            if picked.shape[0] > 4:
+                picked = picked * 2
+            return n, picked
+    """
+    got = codes(src)
+    assert (10, "EXL003") in got and (10, "EXL042") not in got
+    assert (13, "EXL020") not in got and (13, "EXL022") in got

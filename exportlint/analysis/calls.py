@@ -472,7 +472,15 @@ class Calls:
             first = args.get(1, "batch_first")
             result = result.with_(tags=result.tags | {"fixed:0" if first is not None and first.truth else "fixed:1"})
             return with_data_shape(result) if rows is not None and rows.contains(lambda v: v.is_tensor and v.has("dds_shape")) else result
-        if data_shape or (any(v.has("dds_shape") for v in args.all()) and not result.has("scalar")) or _sized_by_data(
+        sized = args.all()
+        if last in _INDEX_SIZED:
+            # `torch.index_select(rows, 0, position_ids[i])`, `torch.gather(x, 1, idx)`: the output has the
+            # index's size (Reformer's axial positions, cut to a length read from data, then selected by id)
+            position, keyword, dim = _INDEX_SIZED[last]
+            index = args.get(position, keyword)
+            if dim is None or _literal_arg(args, 1, "dim") == dim:
+                sized = [index] if index is not None else []
+        if data_shape or (any(v.has("dds_shape") for v in sized) and not result.has("scalar")) or _sized_by_data(
                 api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
             return with_data_shape(result)
         return result
@@ -781,3 +789,15 @@ def _numel(t: Val, prov: tuple) -> Val:
     (`numel(input_ids) == 0` is an emptiness test: UDOP, audit round 18)."""
     k = size_kind(t)
     return kind(k, *(("sum_of_dims",) if k == SHAPE and not t.has("derived_dims") else ()), prov=prov if k != CONST else ())
+
+
+# torch functions whose output has their index argument's size: (position, keyword, the `dim` they need to
+# select along for that to cover the rows a mask selected, None for any)
+_INDEX_SIZED = {"gather": (2, "index", None), "take_along_dim": (1, "indices", None), "take": (1, "index", None),
+                "index_select": (2, "index", 0)}
+
+
+def _literal_arg(args: "CallArgs", position: int, keyword: str) -> int | None:
+    """A literal integer argument (`dim=0`), or None."""
+    node = dict(args.kw_nodes).get(keyword) or (args.nodes[position] if len(args.nodes) > position else None)
+    return literal_axis(node) if node is not None else None

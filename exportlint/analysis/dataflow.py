@@ -1101,6 +1101,10 @@ class Interpreter(Calls):
             return with_data_shape(result)
         if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
             return with_data_shape(result)
+        if base.is_tensor and not store and any(v.is_dds for _, v in bounds):
+            # `tensor[:, padding : current_height - padding]` with bounds read from data (LLaVA-OneVision's
+            # `unpad_image`): the result's size depends on data
+            return with_data_shape(result)
         if not base.kinds and not store and any(v.is_tensor and v.has("dds_shape") and not v.has("scalar") for v in index_vals):
             # only a tensor takes an index tensor of many rows: `box_regression_per_level[anchor_idxs]` of an
             # untracked list item (RetinaNet) holds the rows a mask selected

@@ -88,8 +88,11 @@ class _Dispatcher:
                 if unused_by is not None:
                     finding.severity = Severity.INFO
                     finding.hint += f"; {unused_by}: only code outside it (generation, post-processing) or an export of this module alone runs this line"
-                if frame.gate is None and frame.bypass is None:
-                    finding.needs = frame.needs or finding.from_optional
+                if frame.gate is None and (frame.bypass is None or (frame.needs or "").startswith("!")):
+                    # (a precomputable path says which input it also needs absent: Gemma4's per-layer inputs
+                    # from `inputs_embeds` when `input_ids` is not given)
+                    absent = frame.needs is not None and frame.needs.startswith("!")
+                    finding.needs = (finding.from_optional or frame.needs) if absent else (frame.needs or finding.from_optional)
                 if frame.bypass is not None:
                     finding.severity = Severity.INFO
                     finding.hint += (
@@ -310,7 +313,8 @@ def _to_diagnostic(f: Finding, target: Target, sites: dict | None = None) -> Dia
     line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     hint = f.hint
     if f.needs is not None:
-        hint += f"; this code runs only when the optional input `{f.needs}` is given"
+        absent = f.needs.startswith("!")
+        hint += f"; this code runs only when the optional input `{f.needs.lstrip('!')}` is {'not given' if absent else 'given'}"
     if f.after is not None:
         stop_line = _anchor_span(f.after.file, f.after.node, f.after.top)[0]
         where = f"line {stop_line}" if f.after.file.path == f.file.path else f"{f.after.file.path}:{stop_line}"

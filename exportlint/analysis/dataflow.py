@@ -587,7 +587,7 @@ class Interpreter(Calls):
         announce: bool = True,
     ) -> None:
         if isinstance(target, cst.Name):
-            if frame.needs is not None and value.kinds - {NONE}:
+            if frame.needs is not None and not frame.needs.startswith("!") and value.kinds - {NONE}:
                 # `patch_valid = ~sentinel` where only a given optional input leads: None unless it is given
                 value = value.with_(tags=value.tags | {f"optional:{n}" for n in frame.needs.split("` or `")})
             frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
@@ -851,7 +851,12 @@ class Interpreter(Calls):
                     # `if patch_coord is not None:`: the arm that runs when the optional input is given (one of
                     # them, for a value joined from several: `patch_valid` given, or computed from `patch_coord`)
                     needs = "` or `".join(optional)
-                    return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if is_not else 'needs_else'}:{needs}"}))
+                    tags = {f"{'needs' if is_not else 'needs_else'}:{needs}"}
+                    if len(optional) == 1:
+                        # ... and the other arm runs only when it is not given (`if input_ids is None:` computes
+                        # from `inputs_embeds`): `!name`, rendered "is not given"
+                        tags.add(f"{'needs_else' if is_not else 'needs'}:!{needs}")
+                    return Val(kinds=frozenset({CONST}), tags=frozenset(tags))
             return const()
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons

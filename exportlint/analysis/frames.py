@@ -135,7 +135,8 @@ def needed_input(cond: Val, negated: bool = False) -> str | None:
     code after an early exit with ``negated``): `patch_coord` of `if patch_coord is not None:`, of
     `if not default_grid:` after `default_grid = patch_coord is None`."""
     prefix = "needs_else:" if negated else "needs:"
-    names = sorted(t[len(prefix):] for t in cond.tags if t.startswith(prefix))
+    # an input the arm needs given names it better than one it needs absent (`!name`)
+    names = sorted((t[len(prefix):] for t in cond.tags if t.startswith(prefix)), key=lambda n: (n.startswith("!"), n))
     return names[0] if names else None
 
 

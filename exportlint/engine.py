@@ -16,7 +16,7 @@ import libcst as cst
 
 from exportlint import budget
 from exportlint.analysis.dataflow import Interpreter
-from exportlint.analysis.frames import Frame, top_statement
+from exportlint.analysis.frames import Frame, is_absent, top_statement
 from exportlint.analysis.events import Event
 from exportlint.analysis.index import FileIndex, begin_analysis
 from exportlint.analysis.project import Project
@@ -88,10 +88,11 @@ class _Dispatcher:
                 if unused_by is not None:
                     finding.severity = Severity.INFO
                     finding.hint += f"; {unused_by}: only code outside it (generation, post-processing) or an export of this module alone runs this line"
-                if frame.gate is None and (frame.bypass is None or (frame.needs or "").startswith("!")):
-                    # (a precomputable path says which input it also needs absent: Gemma4's per-layer inputs
+                absent = is_absent(frame.needs)
+                if frame.gate is None and (frame.bypass is None or absent):
+                    # an input the values need given names the path better than one the arm needs absent; a
+                    # precomputable path still says which input it needs absent (Gemma4's per-layer inputs
                     # from `inputs_embeds` when `input_ids` is not given)
-                    absent = frame.needs is not None and frame.needs.startswith("!")
                     finding.needs = (finding.from_optional or frame.needs) if absent else (frame.needs or finding.from_optional)
                 if frame.bypass is not None:
                     finding.severity = Severity.INFO
@@ -100,7 +101,6 @@ class _Dispatcher:
                         "it is not given (exporters that know the model, such as transformers', do that), so only an "
                         "export of the raw inputs runs this line"
                     )
-                severity = finding.severity or CATALOGUE[finding.code].severity(self.target)
                 stopped = self._dominating() if self.target is Target.EXPORT else None
                 if stopped is not None and stopped.node is not finding.node and not _same_line(stopped, finding):
                     # torch.export stops at the earlier failure: this line is only reached once that is
@@ -313,8 +313,8 @@ def _to_diagnostic(f: Finding, target: Target, sites: dict | None = None) -> Dia
     line, col, end_line, end_col = _anchor_span(f.file, f.node, f.top)
     hint = f.hint
     if f.needs is not None:
-        absent = f.needs.startswith("!")
-        hint += f"; this code runs only when the optional input `{f.needs.lstrip('!')}` is {'not given' if absent else 'given'}"
+        state = "not given" if is_absent(f.needs) else "given"
+        hint += f"; this code runs only when the optional input `{f.needs.lstrip('!')}` is {state}"
     if f.after is not None:
         stop_line = _anchor_span(f.after.file, f.after.node, f.after.top)[0]
         where = f"line {stop_line}" if f.after.file.path == f.file.path else f"{f.after.file.path}:{stop_line}"

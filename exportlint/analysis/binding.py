@@ -339,11 +339,6 @@ def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]
     return out
 
 
-def params_self(fn: cst.FunctionDef) -> str | None:
-    """The name a method calls its instance (`self`)."""
-    return fn.params.params[0].name.value if fn.params.params else None
-
-
 def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, object] | None":
     """(setting, literal default) of an `__init__` test on its configuration (`config.use_mask_token`), or
     on a parameter with a literal default (`use_pos_embed=False`)."""
@@ -351,7 +346,8 @@ def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, ob
     if init is None:
         return None
     params = {p.name.value: p for p in named_params(init)}
-    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == params_self(init):
+    self_name = init.params.params[0].name.value if init.params.params else None
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == self_name:
         return constructor_default(cls, test.attr.value)  # `if self.enable_patch_interpolator:`
     if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value in params:
         return config_default(cls, test.attr.value)

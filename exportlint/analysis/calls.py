@@ -10,10 +10,10 @@ from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     forward_replaced,
-    literal,
 )
 from exportlint.analysis.dims import (
     cat_dims,
+    count_of,
     embedded_shape,
     size_of,
     ELEMENTWISE_LAYERS,
@@ -435,7 +435,7 @@ class Calls:
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel" and args.positional:
-            return _numel(args.positional[0], args.prov())
+            return count_of(args.positional[0], args.prov())
         if qual == "torch.Size":
             return seq_of(kind(SHAPE), "shape_seq").with_(kinds=frozenset({SEQ, SHAPE}))
         if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional.") and last[:1].isupper():
@@ -501,15 +501,12 @@ class Calls:
             # rows a mask selected, concatenated or stacked (RetinaNet's per-level boxes): still data-sized
             selected = ("dds_shape",) if parts.contains(lambda v: v.is_tensor and v.has("dds_shape")) else ()
             result = kind(TENSOR, *(("size_tensor",) if sized else ()), *selected, prov=prov)
+            value = _literal_arg(args, 1, "dim", default=0)
             if last in ("cat", "concat", "concatenate") and parts.items is not None and not sized:
-                dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
-                ok, value = literal(dim_node) if dim_node is not None else (True, 0)
-                if ok and isinstance(value, int):
+                if value is not None:
                     result = cat_dims(result, list(parts.items), value)  # torch.cat((cls, x), dim=1)
             if last == "stack" and not sized:
-                dim_node = dict(args.kw_nodes).get("dim") or (args.nodes[1] if len(args.nodes) > 1 else None)
-                ok, value = literal(dim_node) if dim_node is not None else (True, 0)
-                if ok and isinstance(value, int):
+                if value is not None:
                     # the new dim counts the Python list's tensors: a plain int to every exporter
                     result = result.with_(tags=result.tags | {f"fixed:{value}"})
             return result
@@ -690,7 +687,7 @@ class Calls:
         if name in ("dim", "ndimension"):
             return const()  # the rank: no exporter has a dynamic rank
         if name in ("numel", "nelement"):
-            return _numel(receiver, prov)
+            return count_of(receiver, prov)
         if name in api.SHAPE_METHODS:
             return size_of(receiver, prov)
         if name in api.CONST_METHODS:
@@ -784,12 +781,6 @@ class Calls:
                 self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
 
 
-def _numel(t: Val, prov: tuple) -> Val:
-    """`x.numel()`: the product of x's sizes, at least 2 like each dynamic dim while nothing resized x
-    (`numel(input_ids) == 0` is an emptiness test: UDOP, audit round 18)."""
-    k = size_kind(t)
-    return kind(k, *(("sum_of_dims",) if k == SHAPE and not t.has("derived_dims") else ()), prov=prov if k != CONST else ())
-
 
 # torch functions whose output has their index argument's size: (position, keyword, the `dim` they need to
 # select along for that to cover the rows a mask selected, None for any)
@@ -797,7 +788,7 @@ _INDEX_SIZED = {"gather": (2, "index", None), "take_along_dim": (1, "indices", N
                 "index_select": (2, "index", 0)}
 
 
-def _literal_arg(args: "CallArgs", position: int, keyword: str) -> int | None:
-    """A literal integer argument (`dim=0`), or None."""
+def _literal_arg(args: "CallArgs", position: int, keyword: str, default: int | None = None) -> int | None:
+    """A literal integer argument (`dim=1`), ``default`` when it is not passed, None when it is not a literal."""
     node = dict(args.kw_nodes).get(keyword) or (args.nodes[position] if len(args.nodes) > position else None)
-    return literal_axis(node) if node is not None else None
+    return literal_axis(node) if node is not None else default

@@ -67,7 +67,7 @@ from exportlint.analysis.conditions import (
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
-    config_tag, needed_input, swap_needs, top_statement,
+    config_tag, is_absent, needed_input, swap_needs, top_statement,
 )
 
 MAX_DEPTH = 12
@@ -587,7 +587,7 @@ class Interpreter(Calls):
         announce: bool = True,
     ) -> None:
         if isinstance(target, cst.Name):
-            if frame.needs is not None and not frame.needs.startswith("!") and value.kinds - {NONE}:
+            if frame.needs is not None and not is_absent(frame.needs) and value.kinds - {NONE}:
                 # `patch_valid = ~sentinel` where only a given optional input leads: None unless it is given
                 value = value.with_(tags=value.tags | {f"optional:{n}" for n in frame.needs.split("` or `")})
             frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
@@ -1099,8 +1099,9 @@ class Interpreter(Calls):
         result = self._subscript_value(base, node, bounds, index_vals)
         if base.is_tensor and not store:
             result = indexed_dims(base, result, node.slice, {id(n): v for n, v in bounds + indices})
-            if result.is_tensor and optional_of([base]) - result.tags:
-                result = result.with_(tags=result.tags | optional_of([base]))  # `patch_coord[:, :, 0]`
+            optional = optional_of([base])
+            if result.is_tensor and optional - result.tags:
+                result = result.with_(tags=result.tags | optional)  # `patch_coord[:, :, 0]`
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base, self.checking > 0), frame)
             return with_data_shape(result)

@@ -31,6 +31,13 @@ def size_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
     return kind(k, *(("table_size",) if k == CONST and t.has("param") else ()), prov=prov)
 
 
+def count_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
+    """`x.numel()`: the product of x's sizes, at least 2 like each dynamic dim while nothing resized x
+    (`numel(input_ids) == 0` is an emptiness test: UDOP, audit round 18)."""
+    k = size_kind(t)
+    return kind(k, *(("sum_of_dims",) if k == SHAPE and not t.has("derived_dims") else ()), prov=prov if k != CONST else ())
+
+
 def raw_dim(t: Val) -> tuple[str, ...]:
     """The tag of a size read from ``t``: ``dim`` when nothing resized ``t`` (no slice, no computed
     size argument, no pooling): then the size is one of the exported inputs' dims, or a product or sum of
@@ -260,7 +267,7 @@ def shape_seq_of(t: Val) -> Val:
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
     tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:", "rank:")))
-    element = kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov) if k != CONST else size_of(t)
+    element = size_of(t) if k == CONST else kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov)
     return seq_of(element, *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 

@@ -140,6 +140,11 @@ def needed_input(cond: Val, negated: bool = False) -> str | None:
     return names[0] if names else None
 
 
+def is_absent(needs: str | None) -> bool:
+    """Is ``needs`` (see needed_input) an input the code needs *not* given (`!input_ids`)?"""
+    return needs is not None and needs.startswith("!")
+
+
 def swap_needs(tag: str) -> str:
     """`not c`: what the true arm of c needs, its false arm needs."""
     if tag.startswith("needs:"):

@@ -1,7 +1,7 @@
 """Precision audit: a stratified random sample of exportlint's findings on real model code,
 judged by hand, and the per-code precision it gives.
 
-    python benchmarks/audit/audit.py sample [--per-code 12] [--seed 7] [--round NAME]
+    python benchmarks/audit/audit.py sample [--per-code 12] [--seed 7] [--round NAME] [--corpus main|holdout]
     python benchmarks/audit/audit.py score [--round NAME]
     python benchmarks/audit/audit.py recheck [--round NAME ...]
 
@@ -10,7 +10,9 @@ judged by hand, and the per-code precision it gives.
 ``bench_static.py``) with the real CLI under the default target (``export``), then draws up to
 ``--per-code`` findings of every code, spread over the three packages, with a fixed seed.  It writes
 ``<round>/sample.jsonl``: one finding per line with its package-relative path, line, code, severity,
-message, provenance notes and the source lines around it, ready to be judged.
+message, provenance notes and the source lines around it, ready to be judged.  ``--corpus holdout``
+lints instead packages the rules were never developed on (ultralytics, yolov5, mmdet, effdet,
+segmentation_models_pytorch, open_clip, torchaudio): the check that the precision generalises.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -36,26 +38,37 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("EXPORTLINT_BENCH_CACHE", Path(tempfile.gettempdir()) / "exportlint-bench"))
 
-PACKAGES = {"timm": "timm==1.0.31", "transformers": "transformers==5.23.0", "torchvision": "torchvision==0.29.1"}
+# The corpus the rules were developed on, and a held-out one nobody tuned to (detection, segmentation, YOLO,
+# audio and CLIP code): import name -> pinned wheel.
+CORPORA = {
+    "main": {"timm": "timm==1.0.31", "transformers": "transformers==5.23.0", "torchvision": "torchvision==0.29.1"},
+    "holdout": {
+        "ultralytics": "ultralytics==8.4.190", "yolov5": "yolov5==7.0.14", "mmdet": "mmdet==3.3.0",
+        "effdet": "effdet==0.4.1", "segmentation_models_pytorch": "segmentation-models-pytorch==0.6.0",
+        "open_clip": "open-clip-torch==3.3.0", "torchaudio": "torchaudio==2.11.0",
+    },
+}
 CONTEXT = 6
 
 
-def fetch(spec: str) -> Path:
-    """The unpacked wheel of ``spec`` (``name==version``), downloaded once into the cache."""
+def fetch(spec: str, module: str | None = None) -> Path:
+    """The unpacked wheel of ``spec`` (``name==version``, holding the package ``module``, by default
+    ``name``), downloaded once into the cache."""
     name, version = spec.split("==")
     dest = CACHE / f"{name}-{version}"
-    if not (dest / name).is_dir():
+    if not (dest / (module or name)).is_dir():
         wheels = CACHE / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), spec], check=True)
-        (wheel,) = [w for w in wheels.glob(f"{name}-{version}-*.whl")]
+        stem = name.replace("-", "_")
+        (wheel,) = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}-".lower())]
         with zipfile.ZipFile(wheel) as z:
             z.extractall(dest)
     return dest
 
 
-def _roots() -> dict[str, Path]:
-    return {name: fetch(spec) / name for name, spec in PACKAGES.items()}
+def _roots(corpus: str = "main") -> dict[str, Path]:
+    return {name: fetch(spec, name) / name for name, spec in CORPORA[corpus].items()}
 
 
 def _lint(roots: dict[str, Path], target: str) -> list[dict]:
@@ -76,8 +89,8 @@ def _relative(path: str, roots: dict[str, Path]) -> tuple[str, str] | None:
     return None
 
 
-def sample(per_code: int, seed: int, round_dir: Path, target: str) -> None:
-    roots = _roots()
+def sample(per_code: int, seed: int, round_dir: Path, target: str, corpus: str) -> None:
+    roots = _roots(corpus)
     findings = _lint(roots, target)
     by_code: dict[str, list[dict]] = collections.defaultdict(list)
     for f in findings:
@@ -91,12 +104,12 @@ def sample(per_code: int, seed: int, round_dir: Path, target: str) -> None:
     for code in sorted(by_code):
         pool = sorted(by_code[code], key=lambda f: (f["rel"], f["line"], f["column"]))
         # spread over packages: round-robin over each package's shuffled findings
-        per_pkg = {p: [f for f in pool if f["package"] == p] for p in PACKAGES}
+        per_pkg = {p: [f for f in pool if f["package"] == p] for p in roots}
         for items in per_pkg.values():
             rng.shuffle(items)
         chosen: list[dict] = []
         while len(chosen) < per_code and any(per_pkg.values()):
-            for p in PACKAGES:
+            for p in roots:
                 if per_pkg[p] and len(chosen) < per_code:
                     chosen.append(per_pkg[p].pop())
         picked += chosen
@@ -115,7 +128,7 @@ def sample(per_code: int, seed: int, round_dir: Path, target: str) -> None:
                 "context": context,
             }
             out.write(json.dumps(row) + "\n")
-    (round_dir / "population.json").write_text(json.dumps({"total": len(findings), "per_code": dict(sorted(counts.items()))}, indent=1))
+    (round_dir / "population.json").write_text(json.dumps({"corpus": corpus, "total": len(findings), "per_code": dict(sorted(counts.items()))}, indent=1))
     print(f"{len(findings)} findings; sampled {len(picked)} into {round_dir / 'sample.jsonl'}")
 
 
@@ -147,12 +160,14 @@ def recheck(round_dirs: list[Path], target: str) -> None:
     """Lint the packages with the current code and say, for each judged round, which judged findings
     it still reports unchanged (same place, code and severity), changed severity, or no longer
     reports, and the precision of the unchanged ones (nothing is re-judged)."""
-    roots = _roots()
     current: dict[tuple[str, int, str], str] = {}
-    for f in _lint(roots, target):
-        rel = _relative(f["path"], roots)
-        if rel is not None:
-            current[(rel[1], f["line"], f["code"])] = f["severity"]
+    corpora = {json.loads((d / "population.json").read_text()).get("corpus", "main") for d in round_dirs}
+    for corpus in sorted(corpora):
+        roots = _roots(corpus)
+        for f in _lint(roots, target):
+            rel = _relative(f["path"], roots)
+            if rel is not None:
+                current[(rel[1], f["line"], f["code"])] = f["severity"]
     print("| round | judged | unchanged | true of unchanged | precision | severity changed | no longer reported (true / false / debatable) |")
     print("|---|---|---|---|---|---|---|")
     for round_dir in round_dirs:
@@ -179,6 +194,7 @@ def main() -> None:
     s.add_argument("--seed", type=int, default=7)
     s.add_argument("--round", default="current")
     s.add_argument("--target", default="export", choices=["export", "trace"])
+    s.add_argument("--corpus", default="main", choices=sorted(CORPORA), help="main: the packages the rules were developed on; holdout: ones nobody tuned to")
     c = sub.add_parser("score")
     c.add_argument("--round", default="current")
     r = sub.add_parser("recheck", help="judged findings the current code still reports unchanged")
@@ -186,7 +202,7 @@ def main() -> None:
     r.add_argument("--target", default="export", choices=["export", "trace"])
     args = ap.parse_args()
     if args.cmd == "sample":
-        sample(args.per_code, args.seed, HERE / args.round, args.target)
+        sample(args.per_code, args.seed, HERE / args.round, args.target, args.corpus)
     elif args.cmd == "recheck":
         recheck([HERE / name for name in args.round], args.target)
     else:

@@ -69,7 +69,7 @@ class _Dispatcher:
 
     def __call__(self, event: Event, file: FileIndex, frame: Frame) -> None:
         rules = self.by_event.get(type(event))
-        if not rules:
+        if not rules or (self.interp is not None and self.interp.augmenting is not None):
             return
         ctx = self._contexts.get(id(file))
         if ctx is None:

@@ -176,7 +176,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             return const()
         if "Tensor" in head:
-            return kind(TENSOR, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+            return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return const()
@@ -184,7 +184,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
         return const()  # `use_cache=None`, `return_dict=None`: flags, not tensors
     # Unannotated: a tensor when the function uses it as one (`x.shape`, `x.view(...)`); otherwise
     # possibly a tuple or list of tensors (`cos, sin = position_embeddings`).
-    tags = () if name in _tensor_evidence(ref.node) else ("maybe_tuple",)
+    tags = ("entry_input",) if name in _tensor_evidence(ref.node) else ("entry_input", "maybe_tuple")
     return kind(TENSOR, *tags, prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
 
 

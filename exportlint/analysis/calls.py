@@ -38,8 +38,8 @@ from exportlint.analysis.values import (
     join, kind, merge_prov, seq_of, tuple_of,
 )
 from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val, _object_val
-from exportlint.analysis.conditions import _read_without_data
-from exportlint.analysis.frames import KIND_WORDS, OPAQUE, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step
+from exportlint.analysis.conditions import _read_without_data, input_isinstance
+from exportlint.analysis.frames import FALSY, KIND_WORDS, OPAQUE, TRUTHY, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step
 
 
 # Methods whose result has the receiver's axes, one for one.
@@ -536,6 +536,8 @@ class Calls:
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:
         first = args.positional[0] if args.positional else UNKNOWN
         first_node = node.args[0].value if node.args else node
+        if (name in api.CONVERTERS or name == "round") and first.has("random"):
+            self.drew_random()
         folded = _read_without_data(first) if name in api.CONVERTERS or name == "round" else None
         if folded is not None:
             return folded
@@ -571,6 +573,10 @@ class Calls:
             if cls is not None and frame.cls is not None:
                 return Val(ref=SuperRef(frame.cls, cls))
             return UNKNOWN
+        if name == "isinstance" and len(node.args) == 2:
+            known = input_isinstance(first, node.args[1].value)
+            if known is not None:
+                return Val(kinds=frozenset({CONST}), tags=TRUTHY if known else FALSY)
         if name in ("isinstance", "issubclass", "hasattr", "callable", "id", "type", "print", "repr", "str", "format", "setattr", "vars", "locals", "globals", "dir", "hash"):
             return const()
         if name == "getattr":
@@ -647,6 +653,8 @@ class Calls:
                 # `x.get("patch_coord", patch_coord)`: still None unless given, in the dict or as the input
                 return join([OPAQUE, default])
             return OPAQUE if name in ("get", "pop") else seq_of(OPAQUE)  # it was a dict or a list
+        if name in ("item", "tolist") and receiver.has("random"):
+            self.drew_random()
         folded = _read_without_data(receiver) if name in ("item", "tolist", "numpy", "__array__") else None
         if folded is not None:
             return folded

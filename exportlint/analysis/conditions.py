@@ -155,6 +155,31 @@ _TENSOR_TYPES = {"torch.Tensor", "Tensor", "torch.nn.Parameter", "nn.Parameter"}
 _ARRAY_TYPES = {"np.ndarray", "numpy.ndarray", "ndarray"}
 
 
+# Types an export's input never is: the exporters take tensors (or lists / tuples of them).
+_NON_INPUT_TYPES = (
+    {"dict", "Dict", "Mapping", "collections.abc.Mapping", "abc.Mapping", "collections.OrderedDict", "OrderedDict"}
+    | _SCALAR_TYPES | _ARRAY_TYPES | {"str", "bytes", "Path", "pathlib.Path", "Image.Image", "PIL.Image.Image"}
+)
+
+
+def input_isinstance(value: Val, types_node: cst.BaseExpression) -> bool | None:
+    """``isinstance(x, types)`` on an input of the exported ``forward``, when the export's inputs decide
+    it: a tensor input is a ``torch.Tensor`` and never a dict, a number, an array, a path or an
+    image (`if isinstance(ims, torch.Tensor): return self.model(ims)` leaves the PIL / numpy
+    pre-processing of an inference wrapper off the export's path; `if isinstance(x, dict): return
+    self.loss(x)` its training path).  An input that may be a list or tuple of tensors decides
+    only the types no input is.  None: not an input, or a type the inputs do not decide."""
+    if value.kinds != {TENSOR} or not value.has("entry_input"):
+        return None
+    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
+    types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+    if types & _TENSOR_TYPES:
+        return None if value.has("maybe_tuple") else True
+    if types <= _NON_INPUT_TYPES:
+        return False
+    return None
+
+
 def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], dict[str, Val]]:
     """What ``isinstance`` tests in ``test`` tell about names: (when true, when false)."""
     negated = False

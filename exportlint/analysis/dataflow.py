@@ -117,6 +117,9 @@ class Interpreter(Calls):
         # `a is not None and <right>`: the optional input the right side of a boolean operation runs only when given
         self.right_needs: dict[int, str] = {}
         self.unused_by: str | None = None
+        # Depth of the function being analysed that turned a random draw into a Python value (see
+        # drew_random): its code from there on, and what it calls, is training-time augmentation
+        self.augmenting: int | None = None
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -184,12 +187,24 @@ class Interpreter(Calls):
                     result = seq_of(result)
             self._analyze_uncalled_nested(frame)
         finally:
+            if self.augmenting == self.depth:
+                self.augmenting = None
             self.depth -= 1
             self.active.discard(key)
             self.assigning = caller_assigning
         self.memo[key] = result
         done.append(result)
         return result
+
+    def drew_random(self) -> None:
+        """The code being analysed converted a random draw to a Python number (`int(p * n + torch.rand(1))`,
+        `int(n * np.random.rand())`, `torch.rand(1).item()`) on a path the export runs: the random mask
+        spans, crops and drop decisions of training (HuBERT's pretraining masks).  Every exporter bakes
+        the draw it saw, so no exported model runs this: the rest of the function, and what it calls,
+        is not reported.  A draw only a training-gated test reads (`p = random.uniform(0, 1)` before
+        `if self.training and p < self.layerdrop:`) converts nothing and marks nothing."""
+        if self.augmenting is None:
+            self.augmenting = self.depth
 
     def _analyze_uncalled_nested(self, frame: Frame) -> None:
         for ref in frame.nested:

@@ -3344,3 +3344,51 @@ def test_code_that_converts_a_random_draw_to_a_number_is_augmentation():
             return x
     """
     assert codes(layerdrop) == {(8, "EXL020")}
+
+
+def test_modules_that_run_other_models_are_not_export_roots(tmp_path):
+    # Holdout round 1: yolov5's DetectMultiBackend (`im.cpu().numpy()` fed to an ONNX Runtime session,
+    # 8 findings), torchaudio's RNNTBeamSearch (hypothesis bookkeeping, 7) and mmdet's batch augments
+    # in `data_preprocessors/` (7) were all judged code no export of the model runs.
+    files = {
+        "pkg/models/common.py": """
+            import torch
+            import torch.nn as nn
+
+            class MultiBackend(nn.Module):
+                def __init__(self, w):
+                    super().__init__()
+                    if w.endswith(".onnx"):
+                        import onnxruntime
+                        self.session = onnxruntime.InferenceSession(w)
+                    self.onnx = w.endswith(".onnx")
+
+                def forward(self, im):
+                    if self.onnx:
+                        y = self.session.run(None, {"images": im.cpu().numpy()})
+                        return torch.from_numpy(y[0])
+                    return im
+
+            class GreedySearch(nn.Module):
+                def forward(self, logits):
+                    best = []
+                    for i in range(logits.shape[0]):
+                        best.append(int(logits[i].argmax()))
+                    return best
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    return x.cpu().numpy()
+        """,
+        "pkg/models/data_preprocessors/resize.py": """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class BatchResize(nn.Module):
+                def forward(self, inputs):
+                    h, w = inputs.shape[-2:]
+                    return F.interpolate(inputs, size=(int(h * 0.5), int(w * 0.5)))
+        """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert got == {"pkg/models/common.py": {(28, "EXL002")}}

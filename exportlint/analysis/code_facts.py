@@ -1131,6 +1131,8 @@ def is_training_only(cls: ClassInfo) -> bool:
 # (`Resize`, `RandomIoUCrop`, `CutMix`) run in data loading, not in an exported model.  They
 # are still analyzed when a model calls them.
 DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
+# mmdet's `data_preprocessors` (normalisation, padding and the batch augments of training), `preprocessors`
+_DATA_PIPELINE_DIR = re.compile(r"^(data_)?pre_?process(ors?|ing)$|^augment")
 
 
 _AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp")
@@ -1141,7 +1143,47 @@ def is_data_pipeline(cls: ClassInfo) -> bool:
     if _AUGMENTATION_NAME.search(cls.name):
         return True
     parts = os.path.normpath(cls.file.path).split(os.sep)[:-1]
-    return any(p in DATA_PIPELINE_DIRS for p in parts[-3:])
+    return any(p in DATA_PIPELINE_DIRS or _DATA_PIPELINE_DIR.search(p) for p in parts[-3:])
+
+
+# Decoding searches over a model (torchaudio's `RNNTBeamSearch`, espnet's `BeamSearch`, fairseq's
+# `SequenceGenerator`, speechbrain's `S2SBeamSearcher`): Python loops over hypotheses run around the
+# exported model, never exported themselves.
+_SEARCH_NAME = re.compile(r"(Search|Searcher|SequenceGenerator)$")
+
+# Inference runtimes a class that runs already-exported models loads (yolov5's `DetectMultiBackend`):
+# its forward hands numpy arrays to them; the model it wraps is what gets exported.
+_RUNTIME_MODULES = (
+    "onnxruntime", "tensorrt", "openvino", "coremltools", "tflite_runtime", "tensorflow", "paddle", "ncnn",
+    "tritonclient", "MNN", "rknn", "rknnlite",
+)
+_RUNTIME_LOADERS = ("torch.jit.load", "torch.export.load", "cv2.dnn.readNet", "cv2.dnn.readNetFromONNX")
+
+
+def is_runtime_wrapper(cls: ClassInfo) -> bool:
+    """A Module that runs other models rather than being one: a decoding search, or a wrapper that
+    loads exported models into inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or
+    calls `torch.jit.load`).  Not an export root."""
+    if _SEARCH_NAME.search(cls.name):
+        return True
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            nonlocal found
+            found = found or any((dotted(a.name) or "").split(".")[0] in _RUNTIME_MODULES for a in node.names)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            nonlocal found
+            found = found or (node.module is not None and (dotted(node.module) or "").split(".")[0] in _RUNTIME_MODULES)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            qual = cls.file.qualify(node.func) or dotted(node.func) or ""
+            found = found or qual.startswith(_RUNTIME_LOADERS)
+
+    cls.node.visit(V())
+    return found
 
 
 def static_predicate(test: cst.BaseExpression, fi: FileIndex, target: Target) -> bool | None:

@@ -34,6 +34,7 @@ from exportlint.analysis.code_facts import (
     forward_replaced,
     is_check_function,
     is_data_pipeline,
+    is_runtime_wrapper,
     is_guard,
     is_inert,
     is_training_only,
@@ -132,6 +133,7 @@ class Interpreter(Calls):
             modules = [
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
+                and not is_runtime_wrapper(c)
                 and not forward_replaced(c) and not takes_a_python_object(c)
             ]
         else:

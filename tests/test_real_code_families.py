@@ -3392,3 +3392,62 @@ def test_modules_that_run_other_models_are_not_export_roots(tmp_path):
     }
     got = lint_tree(tmp_path, files)
     assert got == {"pkg/models/common.py": {(28, "EXL002")}}
+
+
+def test_isinstance_narrows_the_arms_of_a_conditional_expression():
+    # ultralytics' `empty_like`: numpy only for numpy inputs (holdout round 1: wrong cause)
+    src = """
+    import numpy as np
+
+    class M(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            z = torch.empty_like(y) if isinstance(y, torch.Tensor) else np.asarray(y)
+            w = y.sum().item() if isinstance(y, torch.Tensor) else 0
+            return z, w
+    """
+    assert codes(src) == {(8, "EXL001")}
+
+
+def test_a_predicate_branch_that_only_calls_a_validation_is_not_exl060():
+    # segmentation_models_pytorch: `if not (is_tracing() or is_compiling()): self.check_input_shape(x)`
+    # (holdout round 1: validation guard, the outputs are the same either way)
+    src = """
+    class Seg(nn.Module):
+        def check_input_shape(self, x):
+            h, w = x.shape[-2:]
+            if h % 32 or w % 32:
+                raise RuntimeError(f"Wrong input shape height={h}, width={w}")
+
+        def forward(self, x):
+            if not (torch.jit.is_tracing() or torch.compiler.is_compiling()):
+                self.check_input_shape(x)
+            return x * 2
+    """
+    assert codes(src) == set()
+    # a branch whose arm changes the outputs stays reported
+    assert (9, "EXL060") in codes(src.replace("self.check_input_shape(x)", "x = self.check_input_shape(x) or x + 1"))
+
+
+def test_metrics_are_evaluation_code_not_export_roots(tmp_path):
+    files = {
+        "pkg/utils/metrics.py": """
+            import torch.nn as nn
+
+            class IoU(nn.Module):
+                def forward(self, pr, gt):
+                    for c in range(pr.shape[1]):
+                        pr = pr + 1
+                    return pr
+        """,
+        "pkg/layers/geometric.py": """
+            import torch.nn as nn
+
+            class Warp(nn.Module):
+                def forward(self, x):
+                    for c in range(x.shape[1]):
+                        x = x + 1
+                    return x
+        """,
+    }
+    assert lint_tree(tmp_path, files) == {"pkg/layers/geometric.py": {(6, "EXL022")}}

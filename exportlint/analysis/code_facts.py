@@ -46,7 +46,7 @@ class NodeMemo:
 LOSS_BASES = {"torch.nn.modules.loss._Loss", "torch.nn.modules.loss._WeightedLoss", "torch.nn._Loss"}
 
 
-LOSS_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner", "Loss2d", "Loss3d")
+LOSS_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner", "Loss2d", "Loss3d", "Metric")
 
 
 def body_statements(body: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
@@ -1111,11 +1111,15 @@ def shortcut_return(node: cst.If, frame: Frame) -> bool:
     return only_returns_an_argument(node.body)
 
 
+_METRIC_FILE = re.compile(r"(^|_)metrics?(_|\.py$)")  # `metrics.py`, `seg_metric.py`, not `geometric.py`
+
+
 def is_training_only(cls: ClassInfo) -> bool:
-    """Losses, criteria, matchers and assigners (also any Module of a `loss` / `losses` package or
-    a `*loss*.py` file): training code, never exported."""
+    """Losses, criteria, matchers, assigners and evaluation metrics (also any Module of a `loss` /
+    `losses` / `metrics` package or a `*loss*.py` / `*metric*.py` file): training and evaluation code,
+    never exported."""
     parts = os.path.normpath(cls.file.path).split(os.sep)
-    if any(p in ("loss", "losses") for p in parts[-3:-1]) or "loss" in parts[-1].lower():
+    if any(p in ("loss", "losses", "metrics") for p in parts[-3:-1]) or "loss" in parts[-1].lower() or _METRIC_FILE.search(parts[-1].lower()):
         return True
     for c in cls.iter_mro():
         if c.name.endswith(LOSS_SUFFIXES):

@@ -374,7 +374,7 @@ class Interpreter(Calls):
             differs = cond.has("mode_differs")
             inert = differs and (
                 is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
-                or overwritten_arm(node, frame.func.node)
+                or overwritten_arm(node, frame.func.node) or self._only_check_calls(node, frame)
             )
             test = node.test
             needs = self.right_needs.get(id(test)) if isinstance(test, cst.BooleanOperation) and self.deciding.get(id(test)) is test.right else None
@@ -389,6 +389,33 @@ class Interpreter(Calls):
             return self._if_arms(node, frame, cond)
         with self._conditional():
             return self._if_arms(node, frame, cond)
+
+    def _only_check_calls(self, node: cst.If, frame: Frame) -> bool:
+        """Every arm only calls functions that only validate (segmentation_models_pytorch's `if not
+        (torch.jit.is_tracing() or is_torch_compiling()): self.check_input_shape(x)`): whichever arm
+        runs, the outputs are the same."""
+        if isinstance(node.orelse, cst.If):
+            return False
+        suites = [node.body] + ([node.orelse.body] if isinstance(node.orelse, cst.Else) else [])
+        for suite in suites:
+            for stmt in body_statements(suite):
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    return False
+                for small in stmt.body:
+                    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                        return False
+                    func = small.value.func
+                    fn = None
+                    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and frame.cls is not None:
+                        found = frame.cls.find_method(func.attr.value)
+                        fn = found[1] if found is not None else None
+                    else:
+                        qual = frame.file.qualify(func)
+                        found = frame.file.resolve_function(qual) if qual else None
+                        fn = found[1] if found is not None else None
+                    if fn is None or not is_check_function(fn):
+                        return False
+        return True
 
     def _conditional(self) -> "_Conditional":
         """Code that may not run on an export's path (an arm, a loop body, a handler, what follows an
@@ -935,8 +962,11 @@ class Interpreter(Calls):
             self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
+        when_true, when_false = _narrowing(node.test, frame)
         with self._conditional():
-            body, orelse = self.expr(node.body, frame), self.expr(node.orelse, frame)
+            # `torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)`: each arm sees
+            # what the test tells about x
+            body, orelse = self._narrowed(node.body, when_true, frame), self._narrowed(node.orelse, when_false, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code
@@ -951,6 +981,19 @@ class Interpreter(Calls):
                     return Val(kinds=chosen.kinds, tags=frozenset({config_tag(gate[0], value)}))
                 return chosen
         return join([body, orelse])
+
+    def _narrowed(self, node: cst.BaseExpression, names: dict[str, Val], frame: Frame) -> Val:
+        """``node``'s value with ``names`` bound to what an `isinstance` test narrowed them to."""
+        saved = {name: frame.env[name] for name in names if name in frame.env}
+        frame.env.update(names)
+        try:
+            return self.expr(node, frame)
+        finally:
+            for name in names:
+                if name in saved:
+                    frame.env[name] = saved[name]
+                else:
+                    frame.env.pop(name, None)
 
     def e_NamedExpr(self, node: cst.NamedExpr, frame: Frame) -> Val:
         v = self.expr(node.value, frame)

@@ -1018,6 +1018,19 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
     return False
 
 
+def requires_targets(cls: ClassInfo, is_target: "Callable[[str], bool]") -> bool:
+    """A forward that cannot run without training targets (`forward(self, waveforms, labels)` of a
+    pretraining model, `forward(self, points, gt_instances, mask)` of a target assigner): a training
+    module, not an export root (a target with a default, `labels=None`, is an option export leaves
+    off instead)."""
+    found = cls.find_method("forward")
+    if found is None:
+        return False
+    _, fn = found
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    return any(p.default is None and is_target(p.name.value) for p in params[1:])
+
+
 def forward_replaced(cls: ClassInfo) -> bool:
     """A class decorator replaces this Module's forward by default (transformers' MoE experts)."""
     return any((dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) or "").rsplit(".", 1)[-1]

@@ -1183,6 +1183,17 @@ def is_runtime_wrapper(cls: ClassInfo) -> bool:
     calls `torch.jit.load`).  Not an export root."""
     if _SEARCH_NAME.search(cls.name):
         return True
+    text = cls.file.source
+    if text is not None and not any(word in text for word in _RUNTIME_WORDS):
+        return False  # most files: no runtime named anywhere, no tree to walk
+    return _RUNTIME_WRAPPERS.get(cls.node, lambda: _loads_runtimes(cls))
+
+
+_RUNTIME_WORDS = _RUNTIME_MODULES + ("jit.load", "export.load", "readNet")
+_RUNTIME_WRAPPERS = NodeMemo()
+
+
+def _loads_runtimes(cls: ClassInfo) -> bool:
     found = False
 
     class V(cst.CSTVisitor):

@@ -3376,6 +3376,11 @@ def test_modules_that_run_other_models_are_not_export_roots(tmp_path):
                         best.append(int(logits[i].argmax()))
                     return best
 
+            class PostProcess(nn.Module):
+                def forward(self, outputs, target_sizes):
+                    keep = outputs.max(-1).values > 0.5
+                    return [int(s[0]) for s in target_sizes], outputs[keep]
+
             class Head(nn.Module):
                 def forward(self, x):
                     return x.cpu().numpy()
@@ -3391,7 +3396,7 @@ def test_modules_that_run_other_models_are_not_export_roots(tmp_path):
         """,
     }
     got = lint_tree(tmp_path, files)
-    assert got == {"pkg/models/common.py": {(28, "EXL002")}}
+    assert got == {"pkg/models/common.py": {(33, "EXL002")}}
 
 
 def test_isinstance_narrows_the_arms_of_a_conditional_expression():
@@ -3470,3 +3475,23 @@ def test_a_forward_that_requires_training_targets_is_not_an_export_root():
             return x
     """
     assert codes(src) == {(10, "EXL020")}
+
+
+def test_is_in_onnx_export_choosing_between_two_computations_of_one_value_is_not_reported():
+    # mmpose's ScaleNorm: `torch.linalg.norm` under `is_in_onnx_export()`, `torch.norm` otherwise
+    src = """
+    class ScaleNorm(nn.Module):
+        def forward(self, x):
+            if torch.onnx.is_in_onnx_export():
+                norm = torch.linalg.norm(x, dim=-1, keepdim=True)
+            else:
+                norm = torch.norm(x, dim=-1, keepdim=True)
+            return x / norm
+
+    class Skip(nn.Module):
+        def forward(self, x):
+            if torch.onnx.is_in_onnx_export():
+                return x
+            return x.softmax(-1)
+    """
+    assert codes(src) == {(12, "EXL060")}

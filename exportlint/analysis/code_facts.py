@@ -1164,9 +1164,11 @@ def is_data_pipeline(cls: ClassInfo) -> bool:
 
 
 # Decoding searches over a model (torchaudio's `RNNTBeamSearch`, espnet's `BeamSearch`, fairseq's
-# `SequenceGenerator`, speechbrain's `S2SBeamSearcher`): Python loops over hypotheses run around the
-# exported model, never exported themselves.
-_SEARCH_NAME = re.compile(r"(Search|Searcher|SequenceGenerator)$")
+# `SequenceGenerator`, speechbrain's `S2SBeamSearcher`) and post-processing of its outputs (DETR-style
+# `PostProcess(outputs, target_sizes)`, super-gradients' `*PostPredictionCallback` NMS): run around
+# the exported model, never exported on their own (a model that calls one in its forward still
+# has it analysed there).
+_SEARCH_NAME = re.compile(r"(Search|Searcher|SequenceGenerator)$|Post_?[Pp]rocess|PostPredict")
 
 # Inference runtimes a class that runs already-exported models loads (yolov5's `DetectMultiBackend`):
 # its forward hands numpy arrays to them; the model it wraps is what gets exported.
@@ -1178,8 +1180,8 @@ _RUNTIME_LOADERS = ("torch.jit.load", "torch.export.load", "cv2.dnn.readNet", "c
 
 
 def is_runtime_wrapper(cls: ClassInfo) -> bool:
-    """A Module that runs other models rather than being one: a decoding search, or a wrapper that
-    loads exported models into inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or
+    """A Module that runs around a model rather than being one: a decoding search, post-processing of
+    its outputs, or a wrapper that loads exported models into inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or
     calls `torch.jit.load`).  Not an export root."""
     if _SEARCH_NAME.search(cls.name):
         return True

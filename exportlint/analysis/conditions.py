@@ -163,13 +163,15 @@ _NON_INPUT_TYPES = (
 
 
 def input_isinstance(value: Val, types_node: cst.BaseExpression) -> bool | None:
-    """``isinstance(x, types)`` on an input of the exported ``forward``, when the export's inputs decide
-    it: a tensor input is a ``torch.Tensor`` and never a dict, a number, an array, a path or an
-    image (`if isinstance(ims, torch.Tensor): return self.model(ims)` leaves the PIL / numpy
-    pre-processing of an inference wrapper off the export's path; `if isinstance(x, dict): return
-    self.loss(x)` its training path).  An input that may be a list or tuple of tensors decides
-    only the types no input is.  None: not an input, or a type the inputs do not decide."""
-    if value.kinds != {TENSOR} or not value.has("entry_input"):
+    """``isinstance(x, types)`` on a tensor, when that decides it: an input of the exported ``forward``
+    (the exporters take tensors) or a value the code shows to be a tensor is a ``torch.Tensor`` and
+    never a dict, a number, an array, a path or an image (`if isinstance(ims, torch.Tensor): return
+    self.model(ims)` leaves the PIL / numpy pre-processing of an inference wrapper off the export's
+    path; `if isinstance(x, dict): return self.loss(x)` its training path; monai's
+    `convert_to_dst_type(src, dst=x)` its numpy branch).  An input that may be a list or tuple of
+    tensors decides only the types no input is; another value that may be a tuple decides nothing.
+    None: not decided."""
+    if value.kinds != {TENSOR} or not (value.has("entry_input") or not value.has("maybe_tuple")):
         return None
     elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
     types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}

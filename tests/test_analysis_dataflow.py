@@ -285,8 +285,8 @@ class M(nn.Module):
             case _:
                 return x
 
-    def forward(self, x, targets: List[Dict[str, torch.Tensor]]):
-        for t in targets:
+    def forward(self, x, annotations: List[Dict[str, torch.Tensor]]):
+        for t in annotations:
             for k, v in t.items():
                 x = x + v
             if "boxes" in t:

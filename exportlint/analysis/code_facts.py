@@ -1018,17 +1018,21 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
     return False
 
 
-def requires_targets(cls: ClassInfo, is_target: "Callable[[str], bool]") -> bool:
-    """A forward that cannot run without training targets (`forward(self, waveforms, labels)` of a
-    pretraining model, `forward(self, points, gt_instances, mask)` of a target assigner): a training
-    module, not an export root (a target with a default, `labels=None`, is an option export leaves
-    off instead)."""
+# Parameters that only ever hold ground truth (a required `labels` can be a model's input: class
+# labels of a conditional generator, the values `labels.unique()` counts)
+_GROUND_TRUTH = re.compile(r"^(targets?|gts?|ground_truth|y_true)$|^(batch_)?gt_|_gt_|_targets$")
+
+
+def requires_targets(cls: ClassInfo) -> bool:
+    """A forward that cannot run without ground truth (`forward(self, points, gt_instances, mask)` of
+    a target assigner, `forward(self, preds, targets)`): a training module, not an export root (a
+    target with a default, `targets=None`, is an option export leaves off instead)."""
     found = cls.find_method("forward")
     if found is None:
         return False
     _, fn = found
     params = list(fn.params.posonly_params) + list(fn.params.params)
-    return any(p.default is None and is_target(p.name.value) for p in params[1:])
+    return any(p.default is None and _GROUND_TRUTH.search(p.name.value) for p in params[1:])
 
 
 def forward_replaced(cls: ClassInfo) -> bool:

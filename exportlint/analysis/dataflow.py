@@ -62,7 +62,7 @@ from exportlint.analysis.values import (
     CONST, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
-from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _is_target_param, _submodule_classes
+from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
     _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, size_read,
@@ -134,7 +134,7 @@ class Interpreter(Calls):
             modules = [
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
-                and not is_runtime_wrapper(c) and not requires_targets(c, _is_target_param)
+                and not is_runtime_wrapper(c) and not requires_targets(c)
                 and not forward_replaced(c) and not takes_a_python_object(c)
             ]
         else:

@@ -167,13 +167,17 @@ class ExportedInTrainingMode(SiteRule):
         else:
             return
         layers = site.root is not None and site.root.train_layers
+        # A resolved root whose file uses no dropout / batch norm: training mode most likely changes
+        # nothing (super-gradients' NMS export wrappers, judged so on held-out code): info, saying so.
+        quiet = site.root is not None and not layers
         yield (
             site.span,
             f"`{site.model}` is built here and never put in eval mode: {what} captures it in training mode"
             + (" (its dropout / batch norm then export their training behaviour: silently different outputs)"
-               if layers else ""),
+               if layers else " (its file uses no dropout or batch norm: the same graph unless parts built "
+               "elsewhere do)" if quiet else ""),
             f"call `{site.model}.eval()` before exporting",
-            Severity.ERROR if layers else None,
+            Severity.ERROR if layers else Severity.INFO if quiet else None,
         )
 
 

@@ -3502,3 +3502,24 @@ def test_is_in_onnx_export_choosing_between_two_computations_of_one_value_is_not
             return x.softmax(-1)
     """
     assert codes(src) == {(12, "EXL060")}
+
+
+def test_a_normalised_string_setting_gates_like_the_setting():
+    # monai's GaussianFilter: `if approx.lower() == "scalespace":` with the constructor default "erf"
+    src = """
+    class Gauss(nn.Module):
+        def __init__(self, approx="erf"):
+            super().__init__()
+            self.approx = approx
+
+        def forward(self, x):
+            if self.approx.lower() == "scalespace":
+                if (x > 0).any():
+                    x = x * 2
+            if self.approx.upper() == "ERF":
+                if (x < 0).any():
+                    x = x * 3
+            return x
+    """
+    got = {(f.line - 3, f.code): f.severity for f in lint(src)}
+    assert got == {(9, "EXL020"): Severity.INFO, (12, "EXL020"): Severity.ERROR}

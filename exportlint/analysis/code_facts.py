@@ -407,10 +407,19 @@ def gating_setting(
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         compare = test.comparisons[0]
         test = test.left
+    normalise = None
+    if (isinstance(test, cst.Call) and not test.args and isinstance(test.func, cst.Attribute)
+            and test.func.attr.value in _STR_NORMALISERS):
+        # `approx.lower() == "scalespace"`: the setting's default, normalised the same way
+        normalise, test = test.func.attr.value, test.func.value
     found = setting(test)
     if found is None:
         return None
     param, default = found
+    if normalise is not None:
+        if not isinstance(default, str):
+            return None
+        default = getattr(default, normalise)()
     if compare is not None:
         ok, value = literal(compare.comparator)
         if not ok:
@@ -437,6 +446,9 @@ def gating_setting(
     if negate:
         holds = not holds
     return None if holds else (param, default)
+
+
+_STR_NORMALISERS = ("lower", "upper", "strip", "casefold")
 
 
 def named_params(fn: cst.FunctionDef) -> list[cst.Param]:

@@ -14,7 +14,8 @@ message, provenance notes and the source lines around it, ready to be judged.  `
 lints instead packages the rules were never developed on (ultralytics, yolov5, mmdet, effdet,
 segmentation_models_pytorch, open_clip, torchaudio): the check that the precision generalises;
 ``--corpus holdout2`` another such set (rfdetr, super_gradients, mmseg, segment_anything, speechbrain,
-mmpose, monai), drawn only after the fixes the first one led to.
+mmpose, monai), drawn only after the fixes the first one led to; ``--corpus holdout3`` a third (mmpretrain,
+mmocr, espnet2, kornia, torchgeo, pyannote, diffusers), drawn after the second's fixes.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -55,6 +56,12 @@ CORPORA = {
         "segment_anything": "segment-anything==1.0", "speechbrain": "speechbrain==1.1.2", "mmpose": "mmpose==1.3.2",
         "monai": "monai==1.6.1",
     },
+    # drawn after the fixes holdout round 2 led to
+    "holdout3": {
+        "mmpretrain": "mmpretrain==1.2.0", "mmocr": "mmocr==1.0.1", "espnet2": "espnet==202511",
+        "kornia": "kornia==0.9.0", "torchgeo": "torchgeo==0.8.1", "pyannote": "pyannote.audio==4.0.7",
+        "diffusers": "diffusers==0.42.1",
+    },
 }
 CONTEXT = 6
 
@@ -68,7 +75,7 @@ def fetch(spec: str, module: str | None = None) -> Path:
         wheels = CACHE / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), spec], check=True)
-        stem = name.replace("-", "_")
+        stem = name.replace("-", "_").replace(".", "_")
         (wheel,) = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}-".lower())]
         with zipfile.ZipFile(wheel) as z:
             z.extractall(dest)
@@ -202,7 +209,7 @@ def main() -> None:
     s.add_argument("--seed", type=int, default=7)
     s.add_argument("--round", default="current")
     s.add_argument("--target", default="export", choices=["export", "trace"])
-    s.add_argument("--corpus", default="main", choices=sorted(CORPORA), help="main: the packages the rules were developed on; holdout, holdout2: ones nobody tuned to")
+    s.add_argument("--corpus", default="main", choices=sorted(CORPORA), help="main: the packages the rules were developed on; holdout, holdout2, holdout3: ones nobody tuned to")
     c = sub.add_parser("score")
     c.add_argument("--round", default="current")
     r = sub.add_parser("recheck", help="judged findings the current code still reports unchanged")

@@ -3523,3 +3523,59 @@ def test_a_normalised_string_setting_gates_like_the_setting():
     """
     got = {(f.line - 3, f.code): f.severity for f in lint(src)}
     assert got == {(9, "EXL020"): Severity.INFO, (12, "EXL020"): Severity.ERROR}
+
+
+def test_torch_is_tensor_on_a_tensor_input_decides_the_branch():
+    # diffusers' UNets: `timestep: Union[torch.Tensor, float, int]`, then `if not torch.is_tensor(timesteps):
+    # timesteps = torch.tensor([timesteps])` (holdout round 3: an exporter is handed the tensor, the
+    # number branch never runs)
+    src = """
+    from typing import Union
+
+    class UNet(nn.Module):
+        def forward(self, sample, timestep: Union[torch.Tensor, float, int]):
+            timesteps = timestep
+            if not torch.is_tensor(timesteps):
+                timesteps = torch.tensor([timesteps], dtype=torch.long)
+            if timesteps.sum() > 0:
+                sample = sample * 2
+            return sample * timesteps.float().mean()
+
+    class Lists(nn.Module):
+        def forward(self, sample, t: Union[torch.Tensor, list]):
+            if not torch.is_tensor(t):
+                t = torch.tensor([x.sum() for x in t])
+            return sample * t
+    """
+    assert codes(src) == {(9, "EXL020"), (16, "EXL011")}
+
+
+def test_a_switch_that_init_sets_and_other_methods_flip_is_a_setting():
+    # diffusers' VAEs: `self.use_tiling = False` in `__init__`, `enable_tiling()` sets it; the tiled
+    # decode's loops over tiles only run with it on
+    src = """
+    class VAE(nn.Module):
+        def __init__(self, kind="a"):
+            super().__init__()
+            self.use_tiling = False
+            if kind == "a":
+                self.mode = "x"
+            else:
+                self.mode = "y"
+
+        def enable_tiling(self):
+            self.use_tiling = True
+
+        def forward(self, z):
+            if self.use_tiling and z.shape[-1] > 64:
+                for i in range(z.shape[-1] // 32):
+                    z = z + 1
+            if self.mode == "y":
+                for i in range(z.shape[-2]):
+                    z = z * 2
+            return z
+    """
+    got = {(f.line - 3, f.code): f.severity for f in lint(src)}
+    assert got[(15, "EXL022")] == Severity.INFO and got[(16, "EXL022")] == Severity.INFO
+    # a switch chosen among literals by a constructor argument is not a default
+    assert got[(19, "EXL022")] == Severity.WARNING

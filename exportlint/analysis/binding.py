@@ -147,6 +147,9 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     return value
 
 
+NON_TENSOR_SCALARS = {"float", "int", "bool", "complex", "Number", "numbers.Number"}
+
+
 def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
     if not entry:
         return UNKNOWN
@@ -163,8 +166,13 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
             text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
             head = text.split("[", 1)[0]
             inner = text[len(head) + 1 : -1] if "[" in text else ""
-        if head in ("Union", "typing.Union"):
-            return kind(TENSOR, "maybe_tuple") if "Tensor" in inner else UNKNOWN
+        if head in ("Union", "typing.Union") or ("|" in text and "[" not in text):
+            members = {m.split("[", 1)[0] for m in (inner.split(",") if head in ("Union", "typing.Union") else text.split("|"))}
+            if any("Tensor" in m for m in members) and all("Tensor" in m or m in NON_TENSOR_SCALARS for m in members):
+                # `timestep: Union[torch.Tensor, float, int]`: an exporter is handed the tensor (a number
+                # would be a constant of the program)
+                return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
+            return kind(TENSOR, "maybe_tuple") if "Tensor" in inner or "Tensor" in text else UNKNOWN
         if head in ("Dict", "dict", "Mapping", "typing.Dict"):
             return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)
         if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):

@@ -156,6 +156,8 @@ _BUILTINS = {
 }
 
 
+_TORCH_TENSOR = cst.Attribute(cst.Name("torch"), cst.Name("Tensor"))
+
 class Calls:
     """The calls half of :class:`exportlint.analysis.dataflow.Interpreter` (a mixin: it works on the
     interpreter's state and evaluates arguments with its ``expr``)."""
@@ -432,6 +434,11 @@ class Calls:
         if qual in ("torch.sym_int", "torch.sym_float") and args.positional and args.positional[0].is_shape and not args.positional[0].is_data:
             # symbolic under torch.export; jit.trace bakes it like int() (measured, p05b)
             return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
+        if qual == "torch.is_tensor" and args.positional and node.args:
+            # `if not torch.is_tensor(timesteps): timesteps = torch.tensor([timesteps])`: like isinstance
+            known = input_isinstance(args.positional[0], _TORCH_TENSOR)
+            if known is not None:
+                return Val(kinds=frozenset({CONST}), tags=TRUTHY if known else FALSY)
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel" and args.positional:

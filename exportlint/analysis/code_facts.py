@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import libcst as cst
 
 from exportlint.analysis import torchapi as api
-from exportlint.analysis.index import ClassInfo, FileIndex, dotted
+from exportlint.analysis.index import ClassInfo, FileIndex, dotted, iter_statements
 from exportlint.diagnostics import Target
 
 if TYPE_CHECKING:
@@ -489,7 +489,7 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
         if not exprs:
             continue
         if len(exprs) != 1:
-            return None
+            return None if field_name is not None else _toggled_default(c, attr, exprs)
         init = c.methods.get("__init__")
         if init is None:
             return None
@@ -521,6 +521,47 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
                 return p.name.value, value
         return None
     return None
+
+
+def _toggled_default(cls: "ClassInfo", attr: str, exprs: list[cst.BaseExpression]) -> tuple[str, object] | None:
+    """(`self.<attr>`, its `__init__` literal) for a switch that `__init__` sets to a literal and other
+    methods only flip to literals (diffusers' `self.use_tiling = False`, turned on by
+    `enable_tiling()`; forward never sets it): code under `if self.use_tiling:` is a non-default path."""
+    init = cls.methods.get("__init__")
+    forward = cls.methods.get("forward")
+    if init is None or not all(literal(e)[0] for e in exprs):
+        return None
+    if forward is not None and _assigns_self_attr(forward, attr):
+        return None
+    # one unconditional assignment in `__init__` (not `if pos_embed == ...: self.pos_embed_type = 'learned'`
+    # choosing among literals by a constructor argument)
+    inits = [stmt for stmt in iter_statements(init.body) if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+             and _assigns_self_attr_stmt(stmt, attr)]
+    top = [small for line in body_statements(init.body) if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+    if len(inits) != 1 or inits[0] not in top:
+        return None
+    for stmt in inits:
+        if (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Attribute)
+                and isinstance(stmt.targets[0].target.value, cst.Name) and stmt.targets[0].target.value.value == "self"
+                and stmt.targets[0].target.attr.value == attr):
+            ok, value = literal(stmt.value)
+            if ok and (value is None or isinstance(value, (bool, int, float, str))):
+                return f"self.{attr}", value
+            return None
+    return None
+
+
+def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:
+    return any(
+        isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and _assigns_self_attr_stmt(stmt, attr)
+        for stmt in iter_statements(fn.body)
+    )
+
+
+def _assigns_self_attr_stmt(stmt: "cst.Assign | cst.AugAssign | cst.AnnAssign", attr: str) -> bool:
+    targets = [x.target for x in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    return any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr
+               for t in targets)
 
 
 def _takes_required(cls: "ClassInfo", name: str) -> bool:

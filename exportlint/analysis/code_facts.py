@@ -1088,6 +1088,28 @@ def requires_targets(cls: ClassInfo) -> bool:
     return any(p.default is None and _GROUND_TRUTH.search(p.name.value) for p in params[1:])
 
 
+_LOSS_NAME = re.compile(r"(^|_)loss(es)?($|_)")
+
+
+def returns_a_loss(cls: ClassInfo) -> bool:
+    """A forward whose last statement returns a loss (`return loss, stats, weight`: ESPnet's task
+    models, GAN codec and TTS training steps): a training step, not an export root (the parts it
+    calls are analysed from the model that uses them)."""
+    found = cls.find_method("forward")
+    if found is None:
+        return False
+    _, fn = found
+    body = body_statements(fn.body)
+    last = body[-1] if body else None
+    if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], cst.Return):
+        return False
+    value = last.body[-1].value
+    first = value.elements[0].value if isinstance(value, cst.Tuple) and value.elements else value
+    # the loss first (`return loss, stats, weight`), not results with their losses (torchvision's
+    # `return result, losses`, empty in eval mode)
+    return isinstance(first, cst.Name) and bool(_LOSS_NAME.search(first.value))
+
+
 def forward_replaced(cls: ClassInfo) -> bool:
     """A class decorator replaces this Module's forward by default (transformers' MoE experts)."""
     return any((dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) or "").rsplit(".", 1)[-1]

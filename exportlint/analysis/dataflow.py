@@ -36,6 +36,7 @@ from exportlint.analysis.code_facts import (
     is_data_pipeline,
     is_runtime_wrapper,
     requires_targets,
+    returns_a_loss,
     is_guard,
     is_inert,
     is_training_only,
@@ -134,7 +135,7 @@ class Interpreter(Calls):
             modules = [
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
-                and not is_runtime_wrapper(c) and not requires_targets(c)
+                and not is_runtime_wrapper(c) and not requires_targets(c) and not returns_a_loss(c)
                 and not forward_replaced(c) and not takes_a_python_object(c)
             ]
         else:

@@ -202,9 +202,9 @@ def test_predicates_select_the_arm_each_target_runs():
     class Head(nn.Module):
         def forward(self, x):
             if torch.compiler.is_exporting():
-                return x.softmax(-1)
+                return x
             if torch.jit.is_tracing():
-                return x.sigmoid()
+                return x
             n = x.sum().item()
             return x * n
     """
@@ -3601,3 +3601,48 @@ def test_a_forward_that_returns_a_loss_is_a_training_step_not_an_export_root():
             return x, losses
     """
     assert codes(src) == {(12, "EXL020")}
+
+
+def test_an_export_friendly_variant_of_the_returned_value_is_not_exl060():
+    # kornia's blur: `if is_compiling(): return F.avg_pool2d(...)` before a convolution computing the
+    # same; diffusers' rope cache `return self._freqs_cache` (holdout round 3: 15 of 16 EXL060 false)
+    src = """
+    class Blur(nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_compiling():
+                return F.avg_pool2d(x, 3, 1, 1)
+            kernel = torch.ones(1, 1, 3, 3) / 9
+            return F.conv2d(x, kernel, padding=1)
+
+    class Rope(nn.Module):
+        def forward(self, x):
+            if not torch.compiler.is_compiling() and self.cache is not None:
+                return self.cache
+            return torch.arange(x.shape[1])
+
+    class Skip(nn.Module):
+        def forward(self, logits):
+            if torch.compiler.is_compiling():
+                return logits.float()
+            return logits
+    """
+    assert codes(src) == {(17, "EXL060")}
+
+
+def test_skipping_a_cache_write_under_export_is_not_exl060():
+    # diffusers' AnyFlow: `if not is_compiling: self._freqs_cache = (key, freqs)` before `return freqs`
+    src = """
+    class Rope(nn.Module):
+        def forward(self, x):
+            freqs = torch.arange(x.shape[1]).float()
+            if not torch.compiler.is_compiling():
+                self._freqs_cache = (x.shape[1], freqs)
+            return freqs
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            if not torch.compiler.is_compiling():
+                x = x * 2
+            return x
+    """
+    assert codes(src) == {(11, "EXL060")}

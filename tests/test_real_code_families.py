@@ -3646,3 +3646,22 @@ def test_skipping_a_cache_write_under_export_is_not_exl060():
             return x
     """
     assert codes(src) == {(11, "EXL060")}
+
+
+def test_linalg_factorisations_return_tuples_and_module_dunders_are_constants():
+    # kornia: `LU, pivots, info = torch.linalg.lu_factor_ex(A)`, `inv, info = torch.linalg.inv_ex(A)`
+    # (holdout round 3: unpacking a fixed-size result, not iterating a tensor); diffusers' Kolors:
+    # `int(torch.__version__.split(".")[0])` is not tensor data
+    src = """
+    class M(nn.Module):
+        def forward(self, A, b):
+            LU, pivots, info = torch.linalg.lu_factor_ex(A)
+            inv, info2 = torch.linalg.inv_ex(A)
+            major = int(torch.__version__.split(".")[0])
+            if major >= 2:
+                b = b * 2
+            if info.sum() > 0:
+                b = b + 1
+            return LU, inv, b
+    """
+    assert codes(src) == {(9, "EXL020")}

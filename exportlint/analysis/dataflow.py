@@ -1084,6 +1084,8 @@ class Interpreter(Calls):
 
     def attribute(self, base: Val, attr: str, frame: Frame) -> Val:
         if isinstance(base.ref, str):  # a module path: torch.float32, math.pi, np.newaxis
+            if attr.startswith("__") and attr.endswith("__"):
+                return const()  # `torch.__version__`: a string, not something torch computes
             return Val(ref=f"{base.ref}.{attr}")
         if isinstance(base.ref, SelfRef):
             return self.self_attribute(base.ref.cls, attr, frame)

@@ -129,9 +129,11 @@ TUPLE_FUNCS = {
     "lstsq", "geqrf", "cummax", "cummin", "atleast_1d" , "unique_consecutive_with_counts",
     "multi_head_attention_forward", "_pair", "_single", "_triple", "_quadruple", "to_2tuple",
     "to_3tuple", "to_4tuple", "to_ntuple",
+    # torch.linalg's `*_ex` / factorisations: (LU, pivots, info), (inverse, info), ...
+    "lu_factor", "lu_factor_ex", "inv_ex", "cholesky_ex", "solve_ex", "ldl_factor", "ldl_factor_ex", "lu_unpack",
 }
 # Fields of the named tuples those return (``x.max(-1).values``, ``topk(...).indices``).
-NAMED_TUPLE_FIELDS = {"values", "indices", "Q", "R", "U", "S", "V", "Vh", "L", "eigenvalues", "eigenvectors", "solution", "mantissa", "exponent", "counts", "inverse", "output"}
+NAMED_TUPLE_FIELDS = {"values", "indices", "Q", "R", "U", "S", "V", "Vh", "L", "eigenvalues", "eigenvectors", "solution", "mantissa", "exponent", "counts", "inverse", "output", "LU", "pivots", "info", "sign", "logabsdet", "LD"}
 # ... only with a dim argument (``x.max()`` is a tensor, ``x.max(1)`` a (values, indices) pair).
 TUPLE_WITH_DIM = {"max", "min", "median", "nanmedian"}
 # ... only with a flag: ``unique(return_inverse=True)``, ``nonzero(as_tuple=True)``.

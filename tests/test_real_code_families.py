@@ -3665,3 +3665,33 @@ def test_linalg_factorisations_return_tuples_and_module_dunders_are_constants():
             return LU, inv, b
     """
     assert codes(src) == {(9, "EXL020")}
+
+
+def test_isinstance_tensor_on_a_number_size_or_list_is_false():
+    # diffusers' KVAE: `time_factor = 1.0 + 1.0 * (x.size(2) > 1)`, then `if isinstance(time_factor,
+    # torch.Tensor): time_factor = time_factor.item()`; PRX's `seq2img(x, shape)` with a torch.Size
+    src = """
+    class M(nn.Module):
+        def forward(self, x, n: int):
+            time_factor = 1.0 + n
+            if isinstance(time_factor, torch.Tensor):
+                time_factor = time_factor.item()
+            shape = x.shape
+            if isinstance(shape, torch.Tensor):
+                h = int(shape[0].item())
+            return x * time_factor
+    """
+    assert codes(src) == set()
+
+
+def test_a_union_of_a_list_and_a_tensor_input_leaves_isinstance_open():
+    # DeepSeek-OCR2: `num_local_patches: list[int] | torch.Tensor | None`, then `if isinstance(
+    # num_local_patches, torch.Tensor): num_local_patches = num_local_patches.tolist()` (round 12: true)
+    src = """
+    class M(nn.Module):
+        def forward(self, x, counts: list[int] | torch.Tensor | None = None):
+            if isinstance(counts, torch.Tensor):
+                counts = counts.tolist()
+            return torch.split(x, counts)
+    """
+    assert (5, "EXL002") in codes(src)

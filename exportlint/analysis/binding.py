@@ -150,6 +150,19 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
 NON_TENSOR_SCALARS = {"float", "int", "bool", "complex", "Number", "numbers.Number"}
 
 
+def _top_level(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets (`list[int]|torch.Tensor` -> two members)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part for part in parts if part]
+
+
 def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp: Interpreter) -> Val:
     if not entry:
         return UNKNOWN
@@ -166,13 +179,18 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
             text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
             head = text.split("[", 1)[0]
             inner = text[len(head) + 1 : -1] if "[" in text else ""
-        if head in ("Union", "typing.Union") or ("|" in text and "[" not in text):
-            members = {m.split("[", 1)[0] for m in (inner.split(",") if head in ("Union", "typing.Union") else text.split("|"))}
+        union = _top_level(inner, ",") if head in ("Union", "typing.Union") else _top_level(text, "|")
+        if len(union) > 1:
+            members = {m.split("[", 1)[0] for m in union}
+            step = (Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),)
             if any("Tensor" in m for m in members) and all("Tensor" in m or m in NON_TENSOR_SCALARS for m in members):
                 # `timestep: Union[torch.Tensor, float, int]`: an exporter is handed the tensor (a number
                 # would be a constant of the program)
-                return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
-            return kind(TENSOR, "maybe_tuple") if "Tensor" in inner or "Tensor" in text else UNKNOWN
+                return kind(TENSOR, "entry_input", prov=step)
+            if any("Tensor" in m for m in members):
+                # `num_local_patches: list[int] | torch.Tensor`: a tensor, or a list the code turns it into
+                return kind(TENSOR, "maybe_tuple", "entry_input", prov=step)
+            return UNKNOWN
         if head in ("Dict", "dict", "Mapping", "typing.Dict"):
             return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)
         if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):

@@ -9,7 +9,7 @@ import libcst as cst
 from exportlint.analysis.dims import literal_axis
 from exportlint.analysis.index import dotted
 from exportlint.analysis.values import (
-    CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Val, const, kind, seq_of,
+    CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, const, kind, seq_of,
 )
 from exportlint.analysis.frames import Frame
 
@@ -171,10 +171,17 @@ def input_isinstance(value: Val, types_node: cst.BaseExpression) -> bool | None:
     `convert_to_dst_type(src, dst=x)` its numpy branch).  An input that may be a list or tuple of
     tensors decides only the types no input is; another value that may be a tuple decides nothing.
     None: not decided."""
-    if value.kinds != {TENSOR} or not (value.has("entry_input") or not value.has("maybe_tuple")):
-        return None
     elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
     types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+    if value.kinds and types <= _TENSOR_TYPES and (
+        value.kinds <= {CONST, SHAPE, NONE} or (value.kinds <= {SEQ, SHAPE} and value.has("shape_seq"))
+    ):
+        # a number, a size, None or a torch.Size is never a tensor: diffusers' `time_factor = 1.0 + 1.0 *
+        # (x.size(2) > 1)` then `if isinstance(time_factor, torch.Tensor): time_factor.item()`; PRX's
+        # `seq2img(x, x.shape)` testing `isinstance(shape, torch.Tensor)`
+        return False
+    if value.kinds != {TENSOR} or not (value.has("entry_input") or not value.has("maybe_tuple")):
+        return None
     if types & _TENSOR_TYPES:
         return None if value.has("maybe_tuple") else True
     if types <= _NON_INPUT_TYPES:

@@ -3599,7 +3599,25 @@ def test_a_forward_that_returns_a_loss_is_a_training_step_not_an_export_root():
                 x = x * 2
             losses = {}
             return x, losses
+
+    class Codec(nn.Module):
+        def forward(self, audio, forward_generator=True):
+            if forward_generator:
+                return self._generator(audio)
+            else:
+                return self._discriminator(audio)
+
+        def _generator(self, audio):
+            if (audio > 0).any():
+                audio = audio * 2
+            loss = audio.mean()
+            return {"loss": loss, "stats": {}}
+
+        def _discriminator(self, audio):
+            loss = audio.sum()
+            return dict(loss=loss, weight=1)
     """
+    # also through the methods the last statement returns, and a dict whose first entry is the loss
     assert codes(src) == {(12, "EXL020")}
 
 

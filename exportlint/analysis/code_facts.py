@@ -1156,22 +1156,47 @@ _LOSS_NAME = re.compile(r"(^|_)loss(es)?($|_)")
 
 
 def returns_a_loss(cls: ClassInfo) -> bool:
-    """A forward whose last statement returns a loss (`return loss, stats, weight`: ESPnet's task
-    models, GAN codec and TTS training steps): a training step, not an export root (the parts it
+    """A forward that ends by returning a loss first (`return loss, stats, weight`, `return {"loss":
+    loss, ...}`: ESPnet's task models, GAN codec and TTS training steps), also through the methods
+    its last statement returns (`if forward_generator: return self._forward_generator(...) else:
+    return self._forward_discriminator(...)`): a training step, not an export root (the parts it
     calls are analysed from the model that uses them)."""
     found = cls.find_method("forward")
-    if found is None:
-        return False
-    _, fn = found
+    return found is not None and _ends_returning_a_loss(cls, found[1], 2)
+
+
+def _ends_returning_a_loss(cls: ClassInfo, fn: cst.FunctionDef, depth: int) -> bool:
     body = body_statements(fn.body)
     last = body[-1] if body else None
-    if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], cst.Return):
-        return False
-    value = last.body[-1].value
-    first = value.elements[0].value if isinstance(value, cst.Tuple) and value.elements else value
-    # the loss first (`return loss, stats, weight`), not results with their losses (torchvision's
-    # `return result, losses`, empty in eval mode)
-    return isinstance(first, cst.Name) and bool(_LOSS_NAME.search(first.value))
+    if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
+        arms = [body_statements(last.body), body_statements(last.orelse.body)]
+        ends = [a[-1] for a in arms if a]
+    else:
+        ends = [last] if last is not None else []
+    for end in ends:
+        if not (isinstance(end, cst.SimpleStatementLine) and isinstance(end.body[-1], cst.Return)):
+            continue
+        value = end.body[-1].value
+        if isinstance(value, cst.Tuple) and value.elements:
+            first = value.elements[0].value
+        elif isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.DictElement):
+            key = value.elements[0].key
+            first = cst.Name(key.evaluated_value) if isinstance(key, cst.SimpleString) and str(key.evaluated_value).isidentifier() else None
+        elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and value.args and value.args[0].keyword is not None:
+            first = value.args[0].keyword
+        elif (depth > 0 and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+              and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"):
+            method = cls.find_method(value.func.attr.value)
+            if method is not None and _ends_returning_a_loss(cls, method[1], depth - 1):
+                return True
+            continue
+        else:
+            first = value
+        # the loss first, not results with their losses (torchvision's `return result, losses`,
+        # empty in eval mode)
+        if isinstance(first, cst.Name) and _LOSS_NAME.search(first.value):
+            return True
+    return False
 
 
 def forward_replaced(cls: ClassInfo) -> bool:

@@ -29,7 +29,7 @@ from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
     Alternatives, CONST, NONE, TENSOR, UNKNOWN, Step, Val, const, join, kind, seq_of, tuple_of,
 )
-from exportlint.analysis.frames import FALSY, TRUTHY, CallArgs, FuncRef, Instance, LibraryModule, SelfRef, config_tag
+from exportlint.analysis.frames import CallArgs, FuncRef, Instance, LibraryModule, SelfRef, config_tag, decided
 
 if TYPE_CHECKING:
     from exportlint.analysis.dataflow import Interpreter
@@ -129,7 +129,7 @@ def _default_value(p: cst.Param) -> Val:
         return UNKNOWN
     if isinstance(p.default, cst.Name) and p.default.value in ("None", "True", "False"):
         value = p.default.value
-        return kind(NONE) if value == "None" else Val(kinds=frozenset({CONST}), tags=TRUTHY if value == "True" else FALSY)
+        return kind(NONE) if value == "None" else decided(value == "True")
     return const()
 
 

@@ -38,8 +38,8 @@ from exportlint.analysis.values import (
     join, kind, merge_prov, seq_of, tuple_of,
 )
 from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val, _object_val
-from exportlint.analysis.conditions import _read_without_data, input_isinstance
-from exportlint.analysis.frames import FALSY, KIND_WORDS, OPAQUE, TRUTHY, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step
+from exportlint.analysis.conditions import _read_without_data, tensor_test, type_names
+from exportlint.analysis.frames import KIND_WORDS, OPAQUE, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step, decided
 
 
 # Methods whose result has the receiver's axes, one for one.
@@ -155,8 +155,6 @@ _BUILTINS = {
     "hash", "locals", "globals",
 }
 
-
-_TORCH_TENSOR = cst.Attribute(cst.Name("torch"), cst.Name("Tensor"))
 
 class Calls:
     """The calls half of :class:`exportlint.analysis.dataflow.Interpreter` (a mixin: it works on the
@@ -434,11 +432,11 @@ class Calls:
         if qual in ("torch.sym_int", "torch.sym_float") and args.positional and args.positional[0].is_shape and not args.positional[0].is_data:
             # symbolic under torch.export; jit.trace bakes it like int() (measured, p05b)
             return self.shape_conversion(node, qual[len("torch."):] + "()", args.positional[0], node.args[0].value, frame)
-        if qual == "torch.is_tensor" and args.positional and node.args:
+        if qual == "torch.is_tensor" and args.positional:
             # `if not torch.is_tensor(timesteps): timesteps = torch.tensor([timesteps])`: like isinstance
-            known = input_isinstance(args.positional[0], _TORCH_TENSOR)
+            known = tensor_test(args.positional[0], {"torch.Tensor"})
             if known is not None:
-                return Val(kinds=frozenset({CONST}), tags=TRUTHY if known else FALSY)
+                return decided(known)
         if qual in api.NON_TENSOR_FUNCS or qual.startswith(api.NON_TENSOR_PREFIXES) or last.startswith(api.PREDICATE_PREFIXES):
             return const()
         if qual == "torch.numel" and args.positional:
@@ -581,9 +579,9 @@ class Calls:
                 return Val(ref=SuperRef(frame.cls, cls))
             return UNKNOWN
         if name == "isinstance" and len(node.args) == 2:
-            known = input_isinstance(first, node.args[1].value)
+            known = tensor_test(first, type_names(node.args[1].value))
             if known is not None:
-                return Val(kinds=frozenset({CONST}), tags=TRUTHY if known else FALSY)
+                return decided(known)
         if name in ("isinstance", "issubclass", "hasattr", "callable", "id", "type", "print", "repr", "str", "format", "setattr", "vars", "locals", "globals", "dir", "hash"):
             return const()
         if name == "getattr":

@@ -239,33 +239,31 @@ def alternative_returns(node: cst.If, fn: cst.CSTNode) -> bool:
     applies): that path provably computes something else."""
     if isinstance(node.orelse, cst.If) or not isinstance(fn, cst.FunctionDef):
         return False
-    body = body_statements(node.body)
-    last = body[-1] if body else None
-    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+    if _computed_return(body_statements(node.body)) is not True:
         return False
-    def computed(ret: cst.Return, block: list) -> bool:
-        """Does the path ending in ``ret`` compute its value (not hand back a value it was given
-        unchanged, `return logits`, or a literal)?"""
-        value = ret.value
-        if value is None or literal(value)[0]:
-            return False
-        if isinstance(value, cst.Name):
-            bound = _bound_names(cst.IndentedBlock(body=block[:-1])) if len(block) > 1 else set()
-            return bool(bound) and value.value in bound  # computed in this very block
-        return True
-
-    if not computed(last.body[-1], body):
-        return False
+    top = body_statements(fn.body)
     if isinstance(node.orelse, cst.Else):
-        rest = body_statements(node.orelse.body)
+        other = _computed_return(body_statements(node.orelse.body))
+    elif node in top:
+        other = _computed_return(top[top.index(node) + 1:])  # what the function does after the `if`
     else:
-        # what the function does after the `if` (when the `if` is one of its top-level statements)
-        top = body_statements(fn.body)
-        rest = top[top.index(node) + 1:] if node in top else []
-    tail = rest[-1] if rest else None
-    if isinstance(tail, cst.SimpleStatementLine) and isinstance(tail.body[-1], cst.Return):
-        return computed(tail.body[-1], rest)  # `return x` right after: the other path skips the work
-    return not isinstance(node.orelse, cst.Else) and node not in body_statements(fn.body)
+        return True  # a nested `if`: what follows it is not one block
+    return other is True
+
+
+def _computed_return(block: list) -> bool | None:
+    """Does ``block`` end by returning a value it computes (True), or one it hands back unchanged
+    (`return logits`) or a literal (False)?  None: it does not end in a `return`."""
+    last = block[-1] if block else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return None
+    value = last.body[-1].value
+    if value is None or literal(value)[0]:
+        return False
+    if isinstance(value, cst.Name):
+        bound = _bound_names(cst.IndentedBlock(body=block[:-1])) if len(block) > 1 else None
+        return bool(bound) and value.value in bound  # computed in this very block
+    return True
 
 
 def _bound_names(body: cst.BaseSuite) -> set[str] | None:
@@ -599,30 +597,22 @@ def _toggled_default(cls: "ClassInfo", attr: str, exprs: list[cst.BaseExpression
         return None
     # one unconditional assignment in `__init__` (not `if pos_embed == ...: self.pos_embed_type = 'learned'`
     # choosing among literals by a constructor argument)
-    inits = [stmt for stmt in iter_statements(init.body) if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign))
-             and _assigns_self_attr_stmt(stmt, attr)]
+    inits = [stmt for stmt in iter_statements(init.body) if _assigns_self_attr_stmt(stmt, attr)]
     top = [small for line in body_statements(init.body) if isinstance(line, cst.SimpleStatementLine) for small in line.body]
-    if len(inits) != 1 or inits[0] not in top:
+    if len(inits) != 1 or inits[0] not in top or not isinstance(inits[0], cst.Assign) or len(inits[0].targets) != 1:
         return None
-    for stmt in inits:
-        if (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Attribute)
-                and isinstance(stmt.targets[0].target.value, cst.Name) and stmt.targets[0].target.value.value == "self"
-                and stmt.targets[0].target.attr.value == attr):
-            ok, value = literal(stmt.value)
-            if ok and (value is None or isinstance(value, (bool, int, float, str))):
-                return f"self.{attr}", value
-            return None
-    return None
+    ok, value = literal(inits[0].value)
+    return (f"self.{attr}", value) if ok and (value is None or isinstance(value, (bool, int, float, str))) else None
 
 
 def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:
-    return any(
-        isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and _assigns_self_attr_stmt(stmt, attr)
-        for stmt in iter_statements(fn.body)
-    )
+    return any(_assigns_self_attr_stmt(stmt, attr) for stmt in iter_statements(fn.body))
 
 
-def _assigns_self_attr_stmt(stmt: "cst.Assign | cst.AugAssign | cst.AnnAssign", attr: str) -> bool:
+def _assigns_self_attr_stmt(stmt: cst.CSTNode, attr: str) -> bool:
+    """Does ``stmt`` assign `self.<attr>`?"""
+    if not isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        return False
     targets = [x.target for x in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
     return any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr
                for t in targets)
@@ -1177,26 +1167,30 @@ def _ends_returning_a_loss(cls: ClassInfo, fn: cst.FunctionDef, depth: int) -> b
         if not (isinstance(end, cst.SimpleStatementLine) and isinstance(end.body[-1], cst.Return)):
             continue
         value = end.body[-1].value
-        if isinstance(value, cst.Tuple) and value.elements:
-            first = value.elements[0].value
-        elif isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.DictElement):
-            key = value.elements[0].key
-            first = cst.Name(key.evaluated_value) if isinstance(key, cst.SimpleString) and str(key.evaluated_value).isidentifier() else None
-        elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and value.args and value.args[0].keyword is not None:
-            first = value.args[0].keyword
-        elif (depth > 0 and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-              and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"):
+        if (depth > 0 and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"):
             method = cls.find_method(value.func.attr.value)
             if method is not None and _ends_returning_a_loss(cls, method[1], depth - 1):
                 return True
             continue
-        else:
-            first = value
         # the loss first, not results with their losses (torchvision's `return result, losses`,
         # empty in eval mode)
-        if isinstance(first, cst.Name) and _LOSS_NAME.search(first.value):
+        first = _first_returned_name(value)
+        if first is not None and _LOSS_NAME.search(first):
             return True
     return False
+
+
+def _first_returned_name(value: cst.BaseExpression | None) -> str | None:
+    """The name a return value leads with: `loss` of `return loss, stats`, `{"loss": ...}`, `dict(loss=...)`."""
+    if isinstance(value, cst.Tuple) and value.elements:
+        value = value.elements[0].value
+    elif isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.DictElement):
+        key = value.elements[0].key
+        return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
+    elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and value.args and value.args[0].keyword is not None:
+        return value.args[0].keyword.value
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def forward_replaced(cls: ClassInfo) -> bool:

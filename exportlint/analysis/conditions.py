@@ -162,7 +162,13 @@ _NON_INPUT_TYPES = (
 )
 
 
-def input_isinstance(value: Val, types_node: cst.BaseExpression) -> bool | None:
+def type_names(types_node: cst.BaseExpression) -> set[str]:
+    """The dotted names of `isinstance`'s second argument (`(list, tuple)` -> {"list", "tuple"})."""
+    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
+    return {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+
+
+def tensor_test(value: Val, types: set[str]) -> bool | None:
     """``isinstance(x, types)`` on a tensor, when that decides it: an input of the exported ``forward``
     (the exporters take tensors) or a value the code shows to be a tensor is a ``torch.Tensor`` and
     never a dict, a number, an array, a path or an image (`if isinstance(ims, torch.Tensor): return
@@ -171,8 +177,6 @@ def input_isinstance(value: Val, types_node: cst.BaseExpression) -> bool | None:
     `convert_to_dst_type(src, dst=x)` its numpy branch).  An input that may be a list or tuple of
     tensors decides only the types no input is; another value that may be a tuple decides nothing.
     None: not decided."""
-    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
-    types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
     if value.kinds and types <= _TENSOR_TYPES and (
         value.kinds <= {CONST, SHAPE, NONE} or (value.kinds <= {SEQ, SHAPE} and value.has("shape_seq"))
     ):
@@ -203,9 +207,7 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
     subject = dotted(test.args[0].value)
     if subject is None:
         return {}, {}
-    types_node = test.args[1].value
-    elements = types_node.elements if isinstance(types_node, (cst.Tuple, cst.List)) else [types_node]
-    types = {dotted(e.value if isinstance(e, cst.BaseElement) else e) or "?" for e in elements}
+    types = type_names(test.args[1].value)
     current = frame.lookup(subject) or UNKNOWN
     yes: Val | None = None
     no: Val | None = None

@@ -71,7 +71,7 @@ from exportlint.analysis.conditions import (
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
-    config_tag, is_absent, needed_input, swap_needs, top_statement,
+    config_tag, decided, is_absent, needed_input, swap_needs, top_statement,
 )
 
 MAX_DEPTH = 12
@@ -408,15 +408,12 @@ class Interpreter(Calls):
                     if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
                         return False
                     func = small.value.func
-                    fn = None
-                    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and frame.cls is not None:
-                        found = frame.cls.find_method(func.attr.value)
-                        fn = found[1] if found is not None else None
+                    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                        found = frame.cls.find_method(func.attr.value) if frame.cls is not None else None
                     else:
                         qual = frame.file.qualify(func)
                         found = frame.file.resolve_function(qual) if qual else None
-                        fn = found[1] if found is not None else None
-                    if fn is None or not is_check_function(fn):
+                    if found is None or not is_check_function(found[1]):
                         return False
         return True
 
@@ -753,7 +750,7 @@ class Interpreter(Calls):
 
     def global_name(self, name: str, file: FileIndex) -> Val:
         if name in ("True", "False"):
-            return Val(kinds=frozenset({CONST}), tags=TRUTHY if name == "True" else FALSY)
+            return decided(name == "True")
         if name == "None":
             return kind(NONE)
         if name in file.functions:
@@ -892,7 +889,7 @@ class Interpreter(Calls):
                     is_none = False  # `if max_len is None:` when every caller passes a size: never taken
                 is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
                 if is_none is not None:
-                    return Val(kinds=frozenset({CONST}), tags=TRUTHY if is_none != is_not else FALSY)
+                    return decided(is_none != is_not)
                 optional = sorted(t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:"))
                 if optional:
                     # `if patch_coord is not None:`: the arm that runs when the optional input is given (one of

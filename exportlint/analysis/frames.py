@@ -13,7 +13,7 @@ import libcst as cst
 from exportlint.analysis import events as ev
 from exportlint.analysis.index import ClassInfo, FileIndex
 from exportlint.analysis.values import (
-    DDS, ModuleRef, SEQ, SHAPE, TENSOR, Step, Val, join, merge_prov,
+    CONST, DDS, ModuleRef, SEQ, SHAPE, TENSOR, Step, Val, join, merge_prov,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +36,11 @@ FALSY = frozenset({"falsy"})
 
 
 TRUTHY = frozenset({"truthy"})
+
+
+def decided(truth: bool) -> Val:
+    """A Python value whose truth is known while the target's exporters capture the model."""
+    return Val(kinds=frozenset({CONST}), tags=TRUTHY if truth else FALSY)
 
 
 @dataclass

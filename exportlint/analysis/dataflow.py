@@ -328,6 +328,9 @@ class Interpreter(Calls):
             self.checking -= 1
         self.emit(ev.Branch(node.test, "assert", cond, node.test), frame)
         self._pin_sizes(node.test, True, frame)
+        # `assert isinstance(inputs, (list, tuple))`: what follows runs only where it holds, whatever
+        # was assumed of the value before (an export input is a tensor unless the code says otherwise)
+        frame.env.update(_narrowing(node.test, frame)[0])
         return True
 
     def s_Break(self, node: cst.Break, frame: Frame) -> bool:
@@ -425,6 +428,10 @@ class Interpreter(Calls):
     def _if_arms(self, node: cst.If, frame: Frame, cond: Val) -> bool:
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
         when_true, when_false = _narrowing(node.test, frame)
+        if truth is True and when_false and ends_in_failure(node.body):
+            # `if not isinstance(inputs, (list, tuple)): raise TypeError(...)`: the code says what the input
+            # is where the analysis had assumed a tensor; what follows runs with the code's word for it
+            truth = None
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
         gated: list[dict[str, Val]] = []  # arms only a non-default constructor setting takes

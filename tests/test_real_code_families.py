@@ -3747,3 +3747,47 @@ def test_an_input_the_code_asserts_to_be_a_list_is_not_a_tensor(check):
             return out
     """
     assert {c for _, c in codes(src)} == {"EXL001", "EXL020"}
+
+
+def test_sizes_read_from_data_and_bounded_with_torch_check_are_not_reported():
+    # torchtune's export modules: `.item()` / `.tolist()` sizes bounded with `torch._check` a few lines
+    # later, or by a helper named for it (`check_variable_bounds_for_export`), export (holdout4, probes);
+    # the `int()` read before the bound still fails, and an unbounded `.tolist()` is still reported
+    src = """
+    class TilePos(nn.Module):
+        def check_bounds_for_export(self, size, lower, upper):
+            for v in size:
+                torch._check(v >= lower)
+                torch._check(v <= upper)
+
+        def forward(self, x, aspect_ratio, target_size, other):
+            n_h = aspect_ratio[0, 0].item()
+            n_w = aspect_ratio[0, 1].item()
+            n = int(n_h * n_w)
+            torch._check_is_size(n_h)
+            torch._check(n_w <= 4)
+            h, w = target_size.tolist()
+            self.check_bounds_for_export([h, w], 2, 512)
+            a, b = other.tolist()
+            return x[:n_h, :n_w].sum() + x[:h, :w].sum() + x[:a, :b].sum() + n
+    """
+    assert codes(src) == {(11, "EXL003"), (16, "EXL002")}
+
+
+def test_a_data_dependent_predicate_of_torch_cond_is_not_a_python_number():
+    # torchtune's export attention: `torch.cond(torch.isnan(y).all().item(), true_fn, false_fn, (y,))`
+    src = """
+    class Attn(nn.Module):
+        def forward(self, x, y):
+            def true_fn(y):
+                return y * 2
+
+            def false_fn(y):
+                return y + 1
+
+            out = torch.cond(torch.isnan(y).all().item(), true_fn, false_fn, (y,))
+            if torch.isnan(x).all().item():
+                out = out * 0
+            return out
+    """
+    assert {c for _, c in codes(src)} == {"EXL001", "EXL020"} and all(line == 11 for line, _ in codes(src))

@@ -169,8 +169,10 @@ class Calls:
             if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "round":
                 self.converted_items.add(id(inner))  # `int(round(h / 2))`: the int() is what specialises
         name = (dotted(func) or "").rsplit(".", 1)[-1]
-        if name in api.VALIDATING_CALLS:
-            self.checking += 1  # torch._check(n.item() > 0): the values only validate
+        if name in api.VALIDATING_CALLS or (name == "cond" and frame.file.qualify(func) == "torch.cond"):
+            # torch._check(n.item() > 0): the values only validate; torch.cond(x.isnan().all().item(), f, g,
+            # ops): torch.export takes the data-dependent predicate as it is (torchtune's export attention)
+            self.checking += 1
             try:
                 args = CallArgs.evaluate(node, self, frame)
             finally:
@@ -666,7 +668,7 @@ class Calls:
         self.emit(
             ev.MethodCall(
                 node, name, receiver, receiver_node, args.positional, args.keywords, id(node) in self.converted_items,
-                checking=self.checking > 0 or (name == "item" and self._item_validates()),
+                checking=self.checking > 0 or (name in ("item", "tolist") and self._item_validates()),
             ),
             frame,
         )

@@ -111,55 +111,95 @@ def _is_check_call(node: cst.CSTNode) -> bool:
     return (dotted(node.func) or "").rsplit(".", 1)[-1] in api.VALIDATING_CALLS
 
 
+# A helper named for checking what it is given (`self.check_variable_bounds_for_export(target_size=[h, w])`,
+# `check_input_shape(x)`, `_check_sizes(n)`), not `checkpoint(...)`
+_CHECK_HELPER = re.compile(r"(?:^|_)check(?:_|$)")
+
+
+def _is_checking_use(node: cst.CSTNode) -> bool:
+    """A call a name read from data is handed to for validation: torch's checks, or a helper named so."""
+    if not isinstance(node, cst.Call):
+        return False
+    return _is_check_call(node) or bool(_CHECK_HELPER.search((dotted(node.func) or "").rsplit(".", 1)[-1]))
+
+
 _NAME_USES = NodeMemo()
 
 
 def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
-    """How `n = x.sum().item()` is used after it: "validates" when every use is inside a check's
-    arguments (`torch._check(n >= 0)`, transformers' `torch_compilable_check(n == m, f"... {n}")`), an
-    `assert` or a `raise` (Qwen2-Audio's `n_audio_tokens`); "bounded" when the first use is such a check
-    and later code reads it (Reformer's `max_position_id`, bounded and then a slice bound: exports,
-    audit round 8); else None."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    """How `n = x.sum().item()` (or `h, w = size.tolist()`) is used after it: "validates" when every use
+    is inside a check's arguments (`torch._check(n >= 0)`, transformers' `torch_compilable_check(n == m,
+    f"... {n}")`), an `assert` or a `raise` (Qwen2-Audio's `n_audio_tokens`); "bounded" when code after
+    it bounds every name with such a check, or hands it to a helper named for checking, and other code
+    reads it too (Reformer's `max_position_id`, bounded and then a slice bound: exports, audit round 8;
+    torchtune's export modules, which bound `.item()` / `.tolist()` sizes with `torch._check` a few
+    lines later: exports, holdout4); else None.  A use before the check that needs the bound is
+    reported where it is (`int(h * w)`)."""
+    if len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if isinstance(target, cst.Name):
+        names = [target.value]
+    elif isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+        names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+    else:
         return None
     ends, uses = _NAME_USES.get(fn, lambda: _name_uses(fn))
     end = ends.get(id(assign))
-    later = [checked for pos, checked in uses.get(assign.targets[0].target.value, ()) if end is not None and pos >= end]
-    if not later or not later[0]:
+    if end is None:
         return None
-    return "validates" if all(later) else "bounded"
+    verdicts = set()
+    for name in names:
+        later = [how for pos, how in uses.get(name, ()) if pos >= end]
+        if later and all(later):
+            verdicts.add("validates")
+        elif _BOUNDS in later:
+            verdicts.add("bounded")
+        else:
+            return None  # read without a bound (a raise's message names it, bounding nothing)
+    return "bounded" if "bounded" in verdicts else "validates"
 
 
-def _name_uses(fn: cst.CSTNode) -> tuple[dict[int, int], dict[str, list[tuple[int, bool]]]]:
-    """One pass over a function: every name's occurrences in source order (position, inside a check
-    call / assert / raise), and the position right after each assignment statement."""
+def _name_uses(fn: cst.CSTNode) -> tuple[dict[int, int], dict[str, list[tuple[int, int]]]]:
+    """One pass over a function: every name's occurrences in source order (position, and how it is
+    read: ``_BOUNDS`` inside a check call or an assert's test, ``_REPORTS`` inside a raise only, 0
+    otherwise), and the position right after each assignment statement."""
 
     class V(cst.CSTVisitor):
         def __init__(self) -> None:
             self.pos = 0
-            self.depth = 0  # inside a check call, an assert or a raise
+            self.checks = 0  # inside a check call or an assert
+            self.raises = 0  # inside a raise (its message)
             self.ends: dict[int, int] = {}
-            self.uses: dict[str, list[tuple[int, bool]]] = {}
+            self.uses: dict[str, list[tuple[int, int]]] = {}
 
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not fn:
                 return False
-            if isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node):
-                self.depth += 1
+            if isinstance(node, cst.Assert) or _is_checking_use(node):
+                self.checks += 1
+            elif isinstance(node, cst.Raise):
+                self.raises += 1
             if isinstance(node, cst.Name):
-                self.uses.setdefault(node.value, []).append((self.pos, self.depth > 0))
+                how = _BOUNDS if self.checks else _REPORTS if self.raises else 0
+                self.uses.setdefault(node.value, []).append((self.pos, how))
                 self.pos += 1
             return True
 
         def on_leave(self, node: cst.CSTNode) -> None:
-            if isinstance(node, (cst.Assert, cst.Raise)) or _is_check_call(node):
-                self.depth -= 1
+            if isinstance(node, cst.Assert) or _is_checking_use(node):
+                self.checks -= 1
+            elif isinstance(node, cst.Raise):
+                self.raises -= 1
             if isinstance(node, cst.Assign):
                 self.ends[id(node)] = self.pos
 
     v = V()
     fn.visit(v)
     return v.ends, v.uses
+
+
+_BOUNDS, _REPORTS = 2, 1
 
 
 def is_guard(node: cst.If) -> bool:

@@ -54,6 +54,7 @@ from exportlint.analysis.dims import (
     declared_axis,
     indexed_dims,
     literal_axis,
+    named_feature_size,
     pinned_dims,
     shape_seq_of,
     with_data_shape,
@@ -641,8 +642,11 @@ class Interpreter(Calls):
             if frame.needs is not None and not is_absent(frame.needs) and value.kinds - {NONE}:
                 # `patch_valid = ~sentinel` where only a given optional input leads: None unless it is given
                 value = value.with_(tags=value.tags | {f"optional:{n}" for n in frame.needs.split("` or `")})
+            read = size_read(value_node)
+            if read is not None:
+                value = named_feature_size(target.value, value, read[1])  # `C = x.shape[1]`
             frame.env[target.value] = self._with_step(target.value, value, frame, stmt)
-            self._note_size(target.value, size_read(value_node), None, frame)
+            self._note_size(target.value, read, None, frame)
         elif isinstance(target, cst.Attribute):
             name = dotted(target)
             if name is not None:
@@ -671,6 +675,9 @@ class Interpreter(Calls):
                 if (value.has("shape_seq") and value.items is None and part.is_shape and i == len(elements) - 1
                         and not any(isinstance(e, cst.StarredElement) for e in elements)):
                     part = part.with_(tags=part.tags | {"last_axis"})  # `B, N, head_dim = q.size()`
+                if value.has("shape_seq") and isinstance(el.value, cst.Name) and not any(
+                        isinstance(e, cst.StarredElement) for e in elements):
+                    part = named_feature_size(el.value.value, part, i)  # `B, C, H, W = x.shape`
                 self.assign(el.value, part, frame, stmt, None, announce=False)
                 whole = size_read(value_node)
                 if isinstance(el.value, cst.Name) and whole is not None and whole[1] is None and not any(

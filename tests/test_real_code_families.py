@@ -3817,3 +3817,35 @@ def test_sizes_named_as_channel_or_feature_widths_are_model_constants():
             return x * scale + group, y[:n], y[:m]
     """
     assert codes(src) == {(15, "EXL042"), (17, "EXL042")}
+
+
+@pytest.mark.parametrize("built", [
+    "self.positional_emb = nn.Parameter(torch.zeros(1, sequence_length, dim), requires_grad=False)",
+    "self.register_buffer('positional_emb', torch.zeros(1, sequence_length, dim))",
+])
+@pytest.mark.parametrize("default, reported", [("'sine'", False), ("'none'", True)])
+def test_a_parameter_none_only_under_a_non_default_setting_is_not_none(default, reported, built):
+    # vit-pytorch's CCT: `if positional_embedding == 'none': self.positional_emb = None` / `elif ...` /
+    # `else: nn.Parameter(...)` with the default 'sine'; `if not exists(self.positional_emb) and x.size(1) <
+    # self.sequence_length:` never reads the size by default (holdout4: non-default path)
+    src = f"""
+    def exists(val):
+        return val is not None
+
+    class Tokens(nn.Module):
+        def __init__(self, dim=8, positional_embedding={default}, sequence_length=16):
+            super().__init__()
+            self.sequence_length = sequence_length
+            if positional_embedding == 'none':
+                self.positional_emb = None
+            elif positional_embedding == 'learnable':
+                self.positional_emb = nn.Parameter(torch.zeros(1, sequence_length, dim))
+            else:
+                {built}
+
+        def forward(self, x):
+            if not exists(self.positional_emb) and x.size(1) < self.sequence_length:
+                x = F.pad(x, (0, 0, 0, 1))
+            return x
+    """
+    assert (codes(src) == {(17, "EXL022")}) == reported and (codes(src) == set()) != reported

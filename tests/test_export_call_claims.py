@@ -48,6 +48,17 @@ def test_exl101_dynamic_axes_on_the_dynamo_path_warns_and_dynamic_shapes_does_no
     assert not any("dynamic_axes" in m for m in messages)
 
 
+def test_exl101_mappable_dynamic_axes_are_converted_to_a_dynamic_model():
+    # the info case: every key names an input, so the model is dynamic and onnxruntime runs other sizes
+    ort = pytest.importorskip("onnxruntime")
+    source = _example("EXL101", "bad").replace("torch.onnx.export(", "program = torch.onnx.export(")
+    ns, _ = _run(source)
+    session = ort.InferenceSession(ns["program"].model_proto.SerializeToString())
+    x = torch.randn(5, 3)
+    (out,) = session.run(None, {"x": x.numpy()})
+    assert out.shape == (5, 3) and abs(out - x.relu().numpy()).max() < 1e-6
+
+
 def test_exl101_an_unmappable_dynamic_axes_key_fails_on_the_dynamo_path():
     source = _example("EXL101", "bad").replace('dynamic_axes={"x"', 'dynamic_axes={"images"')
     with pytest.raises(Exception, match="Failed to convert 'dynamic_axes' to 'dynamic_shapes'"):

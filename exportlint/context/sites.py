@@ -541,7 +541,15 @@ class _File:
         return out
 
     def _deref(self, node: ast.expr, line: int, scope: _Scope, module: _Scope) -> ast.expr:
+        """The literal a name or an optional value stands for: `axes` assigned above, `{...} if dynamic
+        else None` (easyocr's export script: the dims, when there are any)."""
         for _ in range(3):
+            if isinstance(node, ast.IfExp):
+                none = [isinstance(arm, ast.Constant) and arm.value is None for arm in (node.body, node.orelse)]
+                if none.count(True) != 1:
+                    break
+                node = node.orelse if none[0] else node.body
+                continue
             if not isinstance(node, ast.Name):
                 break
             value, _s = self.last_assignment(node.id, line, scope, module)

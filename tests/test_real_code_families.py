@@ -3849,3 +3849,26 @@ def test_a_parameter_none_only_under_a_non_default_setting_is_not_none(default, 
             return x
     """
     assert (codes(src) == {(17, "EXL022")}) == reported and (codes(src) == set()) != reported
+
+
+def test_an_input_zipped_with_a_module_list_is_iterated_once_per_module():
+    # doctr's LW-DETR projector: `[layer(xi) for layer, xi in zip(self.stages_sampling[0], x)]` with
+    # `x: torch.Tensor` the list of feature maps (holdout4: not a tensor); zip stops at the modules
+    src = """
+    class Proj(nn.Module):
+        def __init__(self, chans=(8, 16)):
+            super().__init__()
+            self.projs = nn.ModuleList([nn.Conv2d(c, 4, 1) for c in chans])
+            self.stages = nn.ModuleList()
+            layers = nn.ModuleList()
+            for c in chans:
+                layers.append(nn.Conv2d(c, 4, 1))
+            self.stages.append(layers)
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor):
+            a = [p(f) for f, p in zip(x, self.projs)]
+            b = [layer(xi) for layer, xi in zip(self.stages[0], x)]
+            c = [r * 2 for r in y]
+            return a, b, c
+    """
+    assert codes(src) == {(15, "EXL010")}

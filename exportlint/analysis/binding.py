@@ -279,7 +279,7 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
         if c.appended.get(attr) and vals and all(v.has("modlist") for v in vals):
             # `self.layers = nn.ModuleList()` then `self.layers.append(Layer(...))` in a loop
             parts = [_classify_attr_expr(expr, c, interp.target) for expr in c.appended[attr]]
-            if all(p.has("module") for p in parts):
+            if all(p.has("module") or p.has("modlist") for p in parts):  # a ModuleList of layers or of ModuleLists
                 return Val(tags=frozenset({"modlist"}), elem=join(parts))
         if vals:
             return join(vals)

@@ -622,8 +622,9 @@ class Calls:
             return seq_of(tuple_of([const(), element]))
         if name == "zip":
             # zip stops at its shortest input: a Python list next to a tensor fixes the trip count
-            # (`zip(proposals, image_shapes)`), so the tensor is not iterated for its own size.
-            bounded = any(SEQ in v.kinds and not v.is_tensor for v in args.positional)
+            # (`zip(proposals, image_shapes)`), so the tensor is not iterated for its own size; so does a
+            # `nn.ModuleList` (`for feat, proj in zip(x, self.projs)`: the feature maps, one per level)
+            bounded = any((SEQ in v.kinds and not v.is_tensor) or v.has("modlist") for v in args.positional)
             elements = [
                 _element(v) if bounded else self._iterate_value(v, a.value, node, "zip()", frame)
                 for v, a in zip(args.positional, node.args)

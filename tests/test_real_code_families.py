@@ -3890,3 +3890,19 @@ def test_unpacking_an_edge_index_selected_by_a_mask_is_not_iteration():
     """
     found = codes(src)
     assert (5, "EXL032") in found and (5, "EXL010") not in found
+
+
+def test_the_length_of_a_tensor_built_from_a_shape_is_the_rank():
+    # asteroid's `size = torch.tensor(wav.shape); if len(size) == 2:` (holdout5: static); a tensor of
+    # sizes built from a list has as many entries as the list; the length of an input stays a size
+    src = """
+    class Sep(nn.Module):
+        def forward(self, wav, x: torch.Tensor):
+            size = torch.tensor(wav.shape)
+            if len(size) == 2:
+                wav = wav.unsqueeze(1)
+            hw = torch.tensor([wav.shape[-1], wav.shape[-2]])
+            n = len(hw) + len(x)
+            return wav * n
+    """
+    assert codes(src) == {(8, "EXL042")}

@@ -501,7 +501,9 @@ class Calls:
             if data is not None and data.kinds and not data.contains(lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")):
                 return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5), torch.tensor([c, 2.0]): a constant
             sized = data is not None and data.carries_runtime_values
-            return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
+            # `torch.tensor(wav.shape)`, `torch.tensor([h, w])`: as many entries as the sequence, a static dim
+            counted = data is not None and (data.has("shape_seq") or (SEQ in data.kinds and data.items is not None))
+            return kind(TENSOR, *(("size_tensor",) if sized else ()), *(("fixed:0", "rank:1") if counted else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
@@ -565,6 +567,9 @@ class Calls:
         if name == "len":
             if first.is_tensor and first.has("maybe_tuple"):
                 return UNKNOWN  # the length of a tuple, or of a tensor's first dim: can't tell
+            lead = declared_axis(first, 0) if first.is_tensor and size_kind(first) == SHAPE else None
+            if lead is not None and lead.kinds <= {CONST}:
+                return const()  # `len(torch.tensor(wav.shape))`: the rank; a first dim fixed by a layer or the export
             if first.is_definite_tensor and size_kind(first) == SHAPE:
                 # `__len__` must return a Python int: like int(x.shape[0]) (measured, p18a)
                 return self.shape_conversion(node, "len()", kind(SHAPE, prov=first.prov), first_node, frame)

@@ -3906,3 +3906,27 @@ def test_the_length_of_a_tensor_built_from_a_shape_is_the_rank():
             return wav * n
     """
     assert codes(src) == {(8, "EXL042")}
+
+
+def test_a_part_run_through_self_children_is_not_said_to_be_never_called():
+    # PyG's GPSE: `for layer in self.children(): batch = layer(batch)` runs every part, the head too
+    # (holdout5: the note "its forward never calls it" was wrong)
+    src = """
+    class Head(nn.Module):
+        def forward(self, x):
+            return x[x > 0]
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(4, 4)
+            self.head = Head()
+
+        def forward(self, x):
+            for layer in self.children():
+                x = layer(x)
+            return x
+    """
+    found = lint(src)
+    text = " ".join(d.message + d.hint + " ".join(n.message for n in d.provenance) for d in found)
+    assert found and "never calls it" not in text

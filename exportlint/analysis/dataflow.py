@@ -1283,11 +1283,16 @@ def _known_truth(v: Val) -> bool | None:
     return None
 
 
+_EVERY_CHILD = frozenset({"children", "named_children", "modules", "named_modules"})
+
+
 def _never_called(builders: "Iterable[tuple[ClassInfo, str]]", reached: set[int], attrs_read: set[str]) -> str | None:
     """A module analysed on its own (no analysed caller reached it) whose every builder was analysed and
     never read the attribute holding it (`self.confidence_head`, called only by generation code):
     how to say so, or None."""
     builders = list(builders)
+    if attrs_read & _EVERY_CHILD:
+        return None  # `for layer in self.children(): x = layer(x)` (PyG's GPSE) calls what it never names
     if not builders or any(id(b) not in reached or attr in attrs_read for b, attr in builders):
         return None
     b, attr = builders[0]

@@ -3796,7 +3796,8 @@ def test_a_data_dependent_predicate_of_torch_cond_is_not_a_python_number():
 def test_sizes_named_as_channel_or_feature_widths_are_model_constants():
     # FalconH1's gated norm `batch_size, seq_len, dim = hidden_states.shape; int(dim // n_groups)`, SAN's
     # `tgt_len, bsz, embed_dim = query.size()`, demucs' `nb_sources = y.shape[-1]` loops, `math.sqrt(C)`
-    # (25 judged rows over 11 rounds, none true); a height or a first dim named so stays a size
+    # (25 judged rows over 11 rounds, none true); a height, a first dim named so, or graph code's edge
+    # count `E = edge_index.size(1)` stays a size
     src = """
     class Block(nn.Module):
         def __init__(self, n_groups=4):
@@ -3814,9 +3815,11 @@ def test_sizes_named_as_channel_or_feature_widths_are_model_constants():
             n = int(H / 2)
             channels = y.size(0)
             m = int(channels / 2)
-            return x * scale + group, y[:n], y[:m]
+            E = y.size(1)
+            k = int(E / 2)
+            return x * scale + group, y[:n], y[:m], y[:k]
     """
-    assert codes(src) == {(15, "EXL042"), (17, "EXL042")}
+    assert codes(src) == {(15, "EXL042"), (17, "EXL042"), (19, "EXL042")}
 
 
 @pytest.mark.parametrize("built", [

@@ -232,12 +232,13 @@ def layer_fixed_axis(qual: str) -> int | None:
 # hidden_states.shape`, `tgt_len, bsz, embed_dim = query.size()`, `nb_sources = y.shape[-1]`.  No
 # exporter is asked to keep them dynamic (the layers' weights fix them); judged on real code, every
 # finding resting on one was false (25 rows over 11 audit rounds, none true).  Not `num_features`: a
-# conformer's frame count in Granite Speech.
+# conformer's frame count in Granite Speech; not `E`: torch's `L, N, E = query.shape` is a width, but
+# graph code's `E = edge_index.size(1)` is the edge count.
 FEATURE_SIZE_NAMES = frozenset({
     "C", "c", "ch", "chs", "chans", "channel", "channels", "num_channels", "n_channels", "nb_channels", "n_chan",
     "in_channels", "out_channels", "in_chans", "in_ch", "out_ch", "dim", "embed_dim", "embedding_dim", "emb_dim",
     "hidden_size", "hidden_dim", "d_model", "model_dim", "feat_dim", "feature_dim", "head_dim", "dim_head", "d_head", "d_k", "d_v", "num_heads", "n_heads", "n_head",
-    "nheads", "E", "nb_sources", "num_sources", "n_sources", "n_src", "nb_bins", "n_bins", "n_freq", "n_freqs",
+    "nheads", "nb_sources", "num_sources", "n_sources", "n_src", "nb_bins", "n_bins", "n_freq", "n_freqs",
     "num_freqs", "freq_bins", "Fr", "n_mels", "num_mels", "n_mics", "nb_mics", "num_classes", "n_classes",
 })
 

@@ -124,6 +124,7 @@ def _is_checking_use(node: cst.CSTNode) -> bool:
 
 
 _NAME_USES = NodeMemo()
+_BOUNDS, _REPORTS = 2, 1  # how `_name_uses` says a name is read: bounded by a check, named in a raise
 
 
 def checked_before_use(assign: cst.Assign, fn: cst.CSTNode) -> str | None:
@@ -197,9 +198,6 @@ def _name_uses(fn: cst.CSTNode) -> tuple[dict[int, int], dict[str, list[tuple[in
     v = V()
     fn.visit(v)
     return v.ends, v.uses
-
-
-_BOUNDS, _REPORTS = 2, 1
 
 
 def is_guard(node: cst.If) -> bool:

@@ -68,7 +68,7 @@ class CountedLoop(Event):
 
 @dataclass
 class Iteration(Event):
-    """Python iterates ``value`` (a for loop, comprehension, list()/zip()…, unpacking, ``*x``)."""
+    """Python iterates ``value`` (a for loop, comprehension, list()/zip()…, ``*x``; not unpacking into fixed names)."""
 
     value: Val
     how: str

@@ -315,95 +315,75 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
                     item = built.get(item.value, item)
                 cls.appended.setdefault(func.value.attr.value, []).append(item)
     if fn.name.value == "__init__" and isinstance(fn.body, cst.IndentedBlock):
-        defaults = _literal_defaults(fn)
         for stmt in fn.body.body:
             if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else):
                 _record_built_if(cls, self_name, stmt)
-            if isinstance(stmt, cst.If) and defaults:
-                _drop_non_default_none(cls, self_name, stmt, defaults)
+            if isinstance(stmt, cst.If):
+                _drop_non_default_none(cls, fn, self_name, stmt)
 
 
-def _literal_defaults(fn: cst.FunctionDef) -> dict[str, object]:
-    """The parameters of ``fn`` with a literal default (`positional_embedding='sine'`)."""
-    out: dict[str, object] = {}
-    for p in (*fn.params.params, *fn.params.kwonly_params):
-        if p.default is not None:
-            try:
-                out[p.name.value] = ast.literal_eval(cst.Module([]).code_for_node(p.default))
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
+def _assigned_self_attrs(block: cst.BaseSuite, self_name: str) -> dict[str, cst.BaseExpression]:
+    """The `self.<attr> = value` statements at the top of ``block``: attribute -> value."""
+    out: dict[str, cst.BaseExpression] = {}
+    for line in getattr(block, "body", ()):
+        for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                t = small.targets[0].target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
+                    out[t.attr.value] = small.value
     return out
 
 
-def _default_truth(test: cst.BaseExpression, defaults: dict[str, object]) -> bool | None:
-    """``test`` evaluated with the constructor's literal defaults (`positional_embedding == 'none'`,
-    `pool in ('cls', 'mean')`, `use_bias`, `not use_bias`, `norm is None`); None when it reads anything else."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _default_truth(test.expression, defaults)
-        return None if inner is None else not inner
-    if isinstance(test, cst.Name):
-        return bool(defaults[test.value]) if test.value in defaults else None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
-        if test.left.value not in defaults:
-            return None
-        left = defaults[test.left.value]
-        try:
-            right = ast.literal_eval(cst.Module([]).code_for_node(test.comparisons[0].comparator))
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return None
-        ops: dict[type, Callable[[object, object], bool]] = {
-            cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.Is: lambda a, b: a is b,
-            cst.IsNot: lambda a, b: a is not b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,  # type: ignore[operator]
-        }
-        op = ops.get(type(test.comparisons[0].operator))
-        try:
-            return None if op is None else bool(op(left, right))
-        except TypeError:
-            return None
-    return None
+def _registered_tensors(block: cst.BaseSuite, self_name: str) -> set[str]:
+    """The names `self.register_buffer('name', ...)` / `register_parameter` give at the top of ``block``."""
+    out: set[str] = set()
+    registers = (f"{self_name}.register_buffer", f"{self_name}.register_parameter")
+    for line in getattr(block, "body", ()):
+        for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and dotted(small.value.func) in registers:
+                first = small.value.args[0].value if small.value.args else None
+                if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                    out.add(first.evaluated_value)
+    return out
 
 
-def _drop_non_default_none(cls: ClassInfo, self_name: str, stmt: cst.If, defaults: dict[str, object]) -> None:
+def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str, stmt: cst.If) -> None:
     """`if positional_embedding == 'none': self.pos = None` / `elif ...: self.pos = nn.Parameter(...)` / `else:
-    self.pos = nn.Parameter(...)` with the default `'sine'`: the attribute is None only under a setting
+    self.register_buffer('pos', ...)` with the default `'sine'`: the attribute is None only under a setting
     that is not the default, so it is not None (vit-pytorch's CCT; holdout4: `not exists(self.pos) and
-    x.size(1) < n` never reads the size by default)."""
+    x.size(1) < n` never reads the size by default).  The arm the constructor's literal defaults take is
+    decided like a setting's gate (code_facts.gating_setting)."""
+    from exportlint.analysis.code_facts import gating_setting, literal, named_params
+
+    defaults = {p.name.value: value for p in named_params(init) if p.default is not None
+                for ok, value in [literal(p.default)] if ok}
+    if not defaults:
+        return
+
+    def setting(expr: cst.BaseExpression) -> tuple[str, object] | None:
+        return (expr.value, defaults[expr.value]) if isinstance(expr, cst.Name) and expr.value in defaults else None
+
     arms: list[cst.BaseSuite] = []
     chosen: int | None = None
     node: cst.If | cst.Else | None = stmt
     while isinstance(node, cst.If):
-        truth = _default_truth(node.test, defaults)
-        if truth is None:
-            return
-        if truth and chosen is None:
+        fails, holds = gating_setting(node.test, setting), gating_setting(node.test, setting, negated=True)
+        if (fails is None) == (holds is None):
+            return  # not decided by the defaults
+        if holds is not None and chosen is None:
             chosen = len(arms)
         arms.append(node.body)
         node = node.orelse
     if isinstance(node, cst.Else):
         arms.append(node.body)
-        if chosen is None:
-            chosen = len(arms) - 1
+        chosen = len(arms) - 1 if chosen is None else chosen
     if chosen is None:
         return
-    nones: list[cst.BaseExpression] = []
-    kept: set[str] = set()
-    for i, body in enumerate(arms):
-        for line in getattr(body, "body", ()):
-            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    t = small.targets[0].target
-                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                        is_none = isinstance(small.value, cst.Name) and small.value.value == "None"
-                        if i == chosen and not is_none:
-                            kept.add(t.attr.value)
-                        elif i != chosen and is_none:
-                            nones.append(small.value)
-                elif i == chosen and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                    call = small.value  # `else: self.register_buffer('positional_emb', sinusoidal(...))`
-                    if dotted(call.func) in (f"{self_name}.register_buffer", f"{self_name}.register_parameter") and call.args:
-                        first = call.args[0].value
-                        if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
-                            kept.add(first.evaluated_value)
+    default_arm = _assigned_self_attrs(arms[chosen], self_name)
+    kept = {a for a, v in default_arm.items() if not (isinstance(v, cst.Name) and v.value == "None")}
+    kept |= _registered_tensors(arms[chosen], self_name)
+    nones = [v for i, body in enumerate(arms) if i != chosen for v in _assigned_self_attrs(body, self_name).values()
+             if isinstance(v, cst.Name) and v.value == "None"]
     for attr in kept:
         exprs = cls.attr_exprs.get(attr, [])
         cls.attr_exprs[attr] = [e for e in exprs if not any(e is n for n in nones)]
@@ -414,18 +394,7 @@ def _record_built_if(cls: ClassInfo, self_name: str, stmt: cst.If) -> None:
     attribute expression, `nn.Parameter(...) if config.use_absolute_embeddings else None`, so that the
     setting that builds it is known (binding._classify_attr_expr)."""
     assert isinstance(stmt.orelse, cst.Else)
-
-    def assigned(block: cst.BaseSuite) -> dict[str, cst.BaseExpression]:
-        out: dict[str, cst.BaseExpression] = {}
-        for line in getattr(block, "body", ()):
-            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    t = small.targets[0].target
-                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                        out[t.attr.value] = small.value
-        return out
-
-    then, other = assigned(stmt.body), assigned(stmt.orelse.body)
+    then, other = _assigned_self_attrs(stmt.body, self_name), _assigned_self_attrs(stmt.orelse.body, self_name)
     for attr, value in then.items():
         none = other.get(attr)
         exprs = cls.attr_exprs.get(attr, [])

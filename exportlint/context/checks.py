@@ -67,8 +67,7 @@ class DynamicAxesOnDynamo(SiteRule):
         if site.dynamo is None and site.open_kwargs:
             return  # `**extra_args` may hold `dynamo=False`
         why = "`dynamo=True`" if site.dynamo else "the default `dynamo=True` of torch ≥ 2.9"
-        params = site.root.params if site.root is not None else ()
-        known = set(site.input_names or ()) | set(site.output_names or ()) | set(params)
+        known = _axes_names(site)
         if site.dims_from == "dynamic_axes" and site.dims and all(isinstance(k, int) or k in known for k in site.dims):
             # every key names an input or output: converted, with a deprecation warning (measured); held-out
             # judging found such calls exporting dynamic models that onnxruntime runs right (yolov5,
@@ -88,6 +87,12 @@ class DynamicAxesOnDynamo(SiteRule):
             f"pass {equivalent_dynamic_shapes(site)} instead, or `dynamo=False` to keep the legacy exporter",
             None,
         )
+
+
+def _axes_names(site: Site) -> set[str]:
+    """The names a `dynamic_axes` key may give: `input_names`, `output_names`, `forward`'s parameters."""
+    params = site.root.params if site.root is not None else ()
+    return set(site.input_names or ()) | set(site.output_names or ()) | set(params)
 
 
 def equivalent_dynamic_shapes(site: Site) -> str:
@@ -119,9 +124,9 @@ class DynamicSpecMismatch(SiteRule):
         params = site.root.params if site.root is not None else ()
         n_inputs = len(site.inputs) if site.inputs is not None else None
         if site.dims_from == "dynamic_axes":
-            known = set(site.input_names or ()) | set(site.output_names or ())
+            known = _axes_names(site)
             for key in site.dims:
-                if isinstance(key, str) and key not in known and (site.input_names or site.output_names or params) and key not in params:
+                if isinstance(key, str) and known and key not in known:
                     outcome = (
                         "the dynamo exporter fails (\"Failed to convert 'dynamic_axes' to 'dynamic_shapes'\")"
                         if site.exporter == ONNX_DYNAMO else "the legacy exporter only warns and exports that axis static"

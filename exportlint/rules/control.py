@@ -20,7 +20,6 @@ _KEYWORD = {
 _HOW = {
     "for": "this `for` loop",
     "comprehension": "this comprehension",
-    "unpacking": "unpacking",
     "*-unpacking": "`*` unpacking",
 }
 
@@ -37,13 +36,6 @@ class TensorIteration(Rule):
         data_sized = e.value.has("dds_shape")
         if e.value.has("rank_lead"):
             return  # `tuple(mask.nonzero().t())`: one index tensor per dim of `mask`, a fixed count
-        if e.how == "unpacking":
-            # `q, k, v = qkv`: the number of names fixes that dim (eager raises otherwise), and a
-            # fixed-size dim unpacks correctly under every exporter (measured, p04e).  A tensor whose size
-            # depends on data is no exception: working code unpacks the dim it knows (`row, col =
-            # edge_index[:, mask]` selects edges along dim 1 of a 2 x E index; probes of held-out judging
-            # export it), never a data-dependent count of rows (11 judged rows, all false)
-            return
         lead = declared_axis(e.value, 0)
         if not data_sized and lead is not None and lead.kinds <= {CONST}:
             return  # `for row in torch.stack(parts):`: a static leading dim unrolls correctly (like p04e)

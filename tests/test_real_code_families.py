@@ -1492,6 +1492,48 @@ def test_an_export_friendly_variant_of_the_same_computation_is_not_exl060():
     assert sorted(line for line, c in codes(src) if c == "EXL060") == [12]
 
 
+def test_kernel_fast_paths_predicate_wrappers_and_in_place_variants_are_not_exl060():
+    # held-out code: torch_geometric's fused kernels behind `WITH_SEGMM and not is_compiling()` and its
+    # `is_in_onnx_export()` wrapper, kornia's CPU-only pyramid, its in-place `add_` variant and Canny's
+    # `while_loop` / traced / eager chain: all judged the same computation as the export arm
+    src = """
+    from torch_geometric.typing import WITH_SEGMM
+
+    def is_in_onnx_export():
+        if torch.compiler.is_compiling():
+            return False
+        return torch.onnx.is_in_onnx_export()
+
+    class Layer(nn.Module):
+        def forward(self, x, ptr):
+            if WITH_SEGMM and not torch.compiler.is_compiling():
+                return segment_matmul(x, ptr, self.weight)
+            if x.device.type == "cpu" and not torch.compiler.is_compiling():
+                y = fast_cpu_blur(x)
+            else:
+                y = x * 2
+            result = x * 0.5
+            if torch.compiler.is_compiling():
+                result = result + y * 0.25
+            else:
+                result.add_(y, alpha=0.25)
+            if torch.compiler.is_exporting():
+                edges = torch.while_loop(cond, body, (result,))[0]
+            elif torch.jit.is_tracing():
+                edges = traced_loop(result)
+            else:
+                edges = eager_loop(result)
+            if is_in_onnx_export():
+                edges = edges + 1
+            if not torch.compiler.is_compiling():
+                edges = edges.clamp(0, 1)
+            return edges
+    """
+    # still reported: an arm the export path has no counterpart for (the clamp).  The wrapper is False
+    # under every exporter of the target, as in eager: its use is not a divergence either
+    assert sorted(line for line, c in codes(src) if c == "EXL060") == [30]
+
+
 def test_int_of_round_of_a_size_is_reported_as_the_int_that_specialises():
     # CrossViT's crop offsets `int(round((H - s) / 2.))`: torch.export keeps `round` symbolic and the
     # `int()` specialises (audit round 9 measured it; the ONNX dynamo model is then wrong on other sizes)
@@ -3933,3 +3975,40 @@ def test_a_part_run_through_self_children_is_not_said_to_be_never_called():
     found = lint(src)
     text = " ".join(d.message + d.hint + " ".join(n.message for n in d.provenance) for d in found)
     assert found and "never calls it" not in text
+
+
+def test_a_device_the_arm_checked_the_input_to_be_on_is_not_hard_coded():
+    # pytorch_forecasting's TFT: `if x.device.type == "mps": x = x.to("cpu"); ...; y = y.to("mps")` moves
+    # the result back to the input's own device (holdout6: judged not a hard-coded device)
+    src = """
+    class Up(nn.Module):
+        def forward(self, x):
+            if x.device.type == "mps":
+                y = F.interpolate(x.to("cpu"), scale_factor=2.0).to("mps")
+            else:
+                y = F.interpolate(x, scale_factor=2.0)
+            if x.is_cuda:
+                y = y.cuda()
+            return y + y.to("cuda")
+    """
+    assert codes(src) == {(10, "EXL051")}
+
+
+def test_a_setting_repeated_into_a_tuple_is_not_a_tensor():
+    # basicsr's DeformConv: `self.kernel_size = _pair(kernel_size)`, then `input_pad = (x.size(2) <
+    # self.kernel_size[0] or ...)` is a comparison of sizes, not tensor data (holdout6)
+    src = """
+    from torch.nn.modules.utils import _pair
+
+    class DeformConv(nn.Module):
+        def __init__(self, kernel_size=3):
+            super().__init__()
+            self.kernel_size = _pair(kernel_size)
+
+        def forward(self, x):
+            input_pad = x.size(2) < self.kernel_size[0] or x.size(3) < self.kernel_size[1]
+            if input_pad:
+                x = F.pad(x, (0, 1, 0, 1))
+            return x
+    """
+    assert {c for _, c in codes(src)} <= {"EXL022"}

@@ -18,7 +18,8 @@ mmpose, monai), drawn only after the fixes the first one led to; ``--corpus hold
 mmocr, espnet2, kornia, torchgeo, pyannote, diffusers), drawn after the second's fixes; ``--corpus holdout4``
 a fourth (doctr, demucs, easyocr, esm, vit_pytorch, torchtune, nnunetv2), drawn after the third's;
 ``--corpus holdout5`` a fifth (x_transformers, lightly, facenet_pytorch, mmaction, asteroid, neuralforecast,
-torch_geometric), drawn after the fourth's.
+torch_geometric), drawn after the fourth's; ``--corpus holdout6`` a sixth (basicsr, stable_baselines3,
+pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch), drawn after the fifth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -76,6 +77,12 @@ CORPORA = {
         "x_transformers": "x-transformers==2.31.10", "lightly": "lightly==1.6.0",
         "facenet_pytorch": "facenet-pytorch==2.6.0", "mmaction": "mmaction2==1.2.0", "asteroid": "asteroid==0.7.0",
         "neuralforecast": "neuralforecast==3.3.0", "torch_geometric": "torch-geometric==2.8.1",
+    },
+    "holdout6": {
+        "basicsr": "basicsr==1.3.3.3", "stable_baselines3": "stable-baselines3==2.9.2",
+        "pytorch_forecasting": "pytorch-forecasting==1.8.0", "mmdet3d": "mmdet3d==1.4.0",
+        "chronos": "chronos-forecasting==2.3.2", "pytorch_tabnet": "pytorch-tabnet==4.1.0",
+        "vector_quantize_pytorch": "vector-quantize-pytorch==1.32.0",
     },
 }
 CONTEXT = 6

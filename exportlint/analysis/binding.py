@@ -420,6 +420,10 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
     if isinstance(expr, cst.Call):
         qual = fi.qualify(expr.func)
         name = dotted(expr.func) or ""
+        if (qual or name).rsplit(".", 1)[-1] in api.NTUPLE_HELPERS:
+            # `self.kernel_size = _pair(kernel_size)`: the setting repeated into a tuple, not a tensor
+            args = [_classify_attr_expr(a.value, cls, target) for a in expr.args]
+            return const() if all(CONST in a.kinds for a in args) else UNKNOWN
         if qual in TENSOR_WRAPPERS:
             shape = param_shape_tag(expr, fi)
             return kind(TENSOR, "param", *((shape,) if shape else ()))

@@ -791,14 +791,18 @@ class Calls:
                 self.emit(ev.SliceArg(arg_node, qual or f".{method}()", value, arg_node), frame)
 
     def _device_call(self, node: cst.Call, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        # `if x.device.type == "mps": ...; y = y.to("mps")`: back to the device the input is on, not a fixed one
+        checked = frozenset().union(*self.on_device)
         if method in api.DEVICE_METHODS and not isinstance(node.func, cst.Name):
-            self.emit(ev.DeviceString(node, f".{method}()"), frame)
+            if method not in checked:
+                self.emit(ev.DeviceString(node, f".{method}()"), frame)
             return
         for arg in node.args:
             is_device_kw = arg.keyword is not None and arg.keyword.value == "device"
             is_to_positional = method == "to" and arg.keyword is None and arg is node.args[0]
             is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
-            if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value):
+            if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value) and (
+                    (_device_literal(arg.value) or "").split(":")[0] not in checked):
                 self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
 
 

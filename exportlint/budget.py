@@ -156,6 +156,57 @@ def measure(tree: ast.Module) -> Size:
     return size
 
 
+# An upper bound of the syntax nodes per byte of source: `~~~x` makes two (the operation and its operator)
+# per character, nothing makes more.  An expression nests at most one level per byte of its text.
+_NODES_PER_BYTE = 2
+
+
+def clearly_within(tree: ast.Module, text: str) -> bool:
+    """Does ``tree`` fit the budget, shown from the byte spans of its definitions and top expressions
+    alone (a walk of the statements, not of every expression node: :func:`measure` costs about a tenth
+    of a large model file's analysis)?  False means "not shown": :func:`measure` decides."""
+    ascii_only = text.isascii()
+    starts = [0]
+    for line in text.splitlines(keepends=True):  # positions' columns count UTF-8 bytes
+        starts.append(starts[-1] + (len(line) if ascii_only else len(line.encode("utf-8", "surrogatepass"))))
+    if starts[-1] * _NODES_PER_BYTE > MAX_NODES:
+        return False
+
+    def span(node: ast.AST) -> int:
+        return starts[node.end_lineno - 1] + node.end_col_offset - starts[node.lineno - 1] - node.col_offset  # type: ignore[attr-defined]
+
+    deep = MAX_EXPRESSION_DEPTH // 2  # margin: spans of expressions longer than this are measured
+    stack: list[ast.AST] = []
+    for top in tree.body:
+        if isinstance(top, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and span(top) * _NODES_PER_BYTE > MAX_DEFINITION_NODES:
+            return False
+        stack.append(top)
+    context = ast.expr_context
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.expr):
+            if span(node) > deep and _depth(node) > MAX_EXPRESSION_DEPTH:
+                return False
+            continue
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, context):
+                stack.append(child)
+    return True
+
+
+def _depth(root: ast.expr) -> int:
+    """How deeply expressions nest in ``root`` (``root`` itself is level 0, as in :func:`measure`)."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(root, 0)]
+    expr, children = ast.expr, ast.iter_child_nodes
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        inner = depth + 1 if isinstance(node, expr) else 0
+        stack.extend((c, inner) for c in children(node))
+    return deepest
+
+
 def over_budget(size: Size) -> tuple[int, str] | None:
     """(line, reason) when a file of this size is not analyzed; None within the budget."""
     if size.nodes > MAX_NODES:

@@ -164,6 +164,7 @@ def analyze_source(
         return []
     begin_analysis()
     project = project if project is not None else Project([path])
+    source = text  # what `tree`'s positions refer to
     text, shifts = budget.leading_form_feeds(text)
     # Python's parser is several times faster than libcst's: it tells whether the file defines
     # an nn.Module with a forward at all (configs, tokenizers, utilities do not).
@@ -173,8 +174,7 @@ def analyze_source(
     if not _has_entry_points(light):
         project.register(light)
         return []
-    size = budget.measure(tree)
-    over = budget.over_budget(size)
+    over = None if budget.clearly_within(tree, source) else budget.over_budget(budget.measure(tree))
     if over is not None:
         return [_too_complex(path, target, *over)]
     if context is None:

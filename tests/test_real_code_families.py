@@ -4012,3 +4012,37 @@ def test_a_setting_repeated_into_a_tuple_is_not_a_tensor():
             return x
     """
     assert {c for _, c in codes(src)} <= {"EXL022"}
+
+
+def test_an_argument_every_caller_passes_is_not_none_in_the_helper():
+    # PyG's TGN LastAggregator: `dim_size: int` (no default) handed to `scatter_argmax(..., dim_size=dim_size)`;
+    # kornia's CenterCrop2D: `self.size = (size[0], size[1])` handed to `crop_by_indices(..., size)`.  The
+    # helpers' `if dim_size is None:` / `if size is None:` arms are dead on those paths (holdout3, holdout5)
+    src = """
+    def scatter_argmax(src, index, dim_size: Optional[int] = None):
+        if dim_size is None:
+            dim_size = int(index.max()) + 1
+        return src.new_zeros(dim_size)
+
+    def crop(x, box, size=None):
+        if size is None:
+            size = (int(box[0].item()), int(box[1].item()))
+        return x[..., : size[0], : size[1]]
+
+    class Last(nn.Module):
+        def forward(self, msg: torch.Tensor, index: torch.Tensor, dim_size: int):
+            return scatter_argmax(msg, index, dim_size=dim_size)
+
+    class CenterCrop(nn.Module):
+        def __init__(self, size):
+            super().__init__()
+            self.size = (size[0], size[1])
+
+        def forward(self, x, box):
+            return crop(x, box, self.size)
+
+    class Optional_(nn.Module):
+        def forward(self, msg: torch.Tensor, index: torch.Tensor, dim_size: Optional[int] = None):
+            return scatter_argmax(msg, index, dim_size=dim_size)
+    """
+    assert {(line, c) for line, c in codes(src) if c.startswith("EXL00")} == {(4, "EXL003")}

@@ -175,7 +175,8 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
         text = ref.file.code(ann).replace(" ", "")
         head = text.split("[", 1)[0]
         inner = text[len(head) + 1 : -1] if "[" in text else ""
-        if head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text:
+        optional = head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text
+        if optional:
             text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
             head = text.split("[", 1)[0]
             inner = text[len(head) + 1 : -1] if "[" in text else ""
@@ -200,7 +201,10 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
                 return seq_of(kind(TENSOR, "maybe_tuple"))
             return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
-            return const()
+            # `dim_size: int` with no default: the caller passes a number, never None (PyG's TGN
+            # LastAggregator hands it to `scatter_argmax(..., dim_size=dim_size)`, whose `if dim_size is
+            # None:` arm is then dead)
+            return kind(CONST, "given") if default is None and not optional else const()
         if "Tensor" in head:
             return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
@@ -413,7 +417,13 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]
         if parts and all(p.has("module") for p in parts):
             return Val(tags=frozenset({"modlist"}), elem=join(parts))
-        return const() if all(CONST in p.kinds for p in parts) else UNKNOWN
+        # a tuple or list, whatever its elements are, is never None: kornia's CenterCrop2D passes `self.size =
+        # (size[0], size[1])` as `crop_by_indices(..., size)`, whose `if size is None:` arm is dead
+        if all(CONST in p.kinds for p in parts):
+            return kind(CONST, "given")
+        if isinstance(expr, cst.Tuple):
+            return tuple_of(parts, "given")  # `(key, torch.tensor(...))`: each element what it is
+        return seq_of(join(parts) if parts else UNKNOWN, "given")
     if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
         inner = _classify_attr_expr(expr.elt, cls)
         return Val(tags=frozenset({"modlist"}), elem=inner) if inner.has("module") else UNKNOWN

@@ -549,49 +549,51 @@ _EXITS = NodeMemo()
 def may_exit_early(stmt: cst.CSTNode) -> bool:
     """Does a compound statement hold a `return` (or a `break` / `continue` of an enclosing loop),
     so that the statements after it may not run?  A `raise` does not count: an export that raises
-    has failed anyway (validation guards)."""
-    def compute() -> bool:
-        class V(cst.CSTVisitor):
-            found = False
-            loops = 0
+    has failed anyway (validation guards).  Walks statements only (what can leave is a statement): a
+    libcst visit of every expression in them cost a seventh of a model file's analysis."""
+    return _EXITS.get(stmt, lambda: _leaves(stmt, isinstance(stmt, (cst.For, cst.While))))
 
-            def visit_Return(self, n: cst.Return) -> None:
-                self.found = True
 
-            def visit_Break(self, n: cst.Break) -> None:
-                self.found = self.found or self.loops == 0
+def _leaves(stmt: cst.CSTNode, in_loop: bool) -> bool:
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(s, cst.Return) or (not in_loop and isinstance(s, (cst.Break, cst.Continue))) for s in stmt.body)
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    if isinstance(stmt, (cst.For, cst.While)):
+        in_loop = True  # its own break / continue stay inside it (its `else` too, as Python's visitor counted)
+    return any(_leaves(child, in_loop) for child in _nested_statements(stmt))
 
-            def visit_Continue(self, n: cst.Continue) -> None:
-                self.found = self.found or self.loops == 0
 
-            def visit_For(self, n: cst.For) -> None:
-                self.loops += 1
+def _nested_statements(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements directly inside a compound statement (its bodies, `elif` / `else` / `except` /
+    `finally` / `case` arms)."""
+    out: list[cst.CSTNode] = []
 
-            def leave_For(self, n: cst.For) -> None:
-                self.loops -= 1
+    def add(suite: cst.CSTNode | None) -> None:
+        if suite is None:
+            return
+        if isinstance(suite, cst.SimpleStatementSuite):
+            out.append(suite)
+        elif isinstance(suite, cst.IndentedBlock):
+            out.extend(suite.body)
+        elif isinstance(suite, (cst.If, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)):
+            if isinstance(suite, cst.If):
+                out.append(suite)  # an `elif`: a statement of its own
+            else:
+                add(suite.body)
 
-            def visit_While(self, n: cst.While) -> None:
-                self.loops += 1
-
-            def leave_While(self, n: cst.While) -> None:
-                self.loops -= 1
-
-            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-                return False
-
-            def visit_ClassDef(self, n: cst.ClassDef) -> bool:
-                return False
-
-            def visit_Lambda(self, n: cst.Lambda) -> bool:
-                return False
-
-        v = V()
-        if isinstance(stmt, (cst.For, cst.While)):
-            v.loops = 1  # a loop's own break / continue stay inside it
-        stmt.visit(v)
-        return v.found
-
-    return _EXITS.get(stmt, compute)
+    if isinstance(stmt, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
+        add(stmt.body)
+    if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar)):
+        add(stmt.orelse)
+    if isinstance(stmt, (cst.Try, cst.TryStar)):
+        for handler in stmt.handlers:
+            add(handler)
+        add(stmt.finalbody)
+    if isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            add(case)
+    return out
 
 
 _HELPER_PREFIXES = ("get_", "compute_", "build_", "prepare_", "make_", "create_", "_get_", "_compute_", "_build_", "_prepare_")
@@ -688,8 +690,19 @@ def _is_number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+_NAMED_LITERALS = {"True": True, "False": False, "None": None}
+
+
 def literal(node: cst.BaseExpression) -> tuple[bool, object]:
     """(True, value) of a literal expression (`False`, `'centered'`, `(1, 2)`), else (False, None)."""
+    # the common forms directly (generating the code of a node to read it back costs more)
+    if isinstance(node, cst.Name):
+        return (True, _NAMED_LITERALS[node.value]) if node.value in _NAMED_LITERALS else (False, None)
+    if isinstance(node, cst.Integer) and not node.lpar:
+        return True, node.evaluated_value
+    if isinstance(node, (cst.Attribute, cst.Subscript, cst.Lambda, cst.Comparison, cst.BooleanOperation)) or (
+            isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "set")):
+        return False, None  # never literals (what literal_eval rejects; it reads `set()`)
     try:
         return True, ast.literal_eval(cst.Module([]).code_for_node(node))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -806,8 +819,15 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     default = next((p.default for p in params + list(init.params.kwonly_params) if p.name.value == param), None)
     if index is None and default is None and not any(p.name.value == param for p in init.params.kwonly_params):
         return None
-    # the file's syntax: the whole module, or the classes already parsed (a file indexed lazily)
-    trees = [cls.file.module] if cls.file.module is not None else [c.node for c in cls.file.classes.values() if c.loaded]
+    # the file's syntax: the top-level statements of the module that call something named like the class
+    # (found with Python's own parser: a libcst visit of a whole model file costs a third of a second), or
+    # the classes already parsed (a file indexed lazily)
+    module = cls.file.module
+    if module is not None:
+        sites = _CALL_SITES.get(module, lambda: _top_level_calls(cls.file, module))
+        trees = [module] if sites is None else list(sites.get(cls.name, ()))
+    else:
+        trees = [c.node for c in cls.file.classes.values() if c.loaded]
 
     def collect(tree: cst.CSTNode) -> dict[str, list[cst.Call]]:
         found: dict[str, list[cst.Call]] = {}
@@ -837,6 +857,43 @@ def class_arguments(cls: "ClassInfo", param: str) -> list[cst.BaseExpression] | 
     return out or None
 
 
+_CALL_SITES = NodeMemo(64)
+
+
+def _top_level_calls(file: FileIndex, module: cst.Module) -> dict[str, dict[cst.CSTNode, None]] | None:
+    """For each name a call in ``module`` is made through (`Foo(...)`, `layers.Foo(...)`: "Foo"), the
+    statements holding such a call: top-level ones, or the members of a top-level class (its `__init__`
+    that builds the part); None when Python's tree of the file is not at hand or does not line up."""
+    parsed = _python_tree(file)
+    if parsed is None:
+        return None
+    tops = _line_up(module.body, parsed[1].body)
+    if tops is None:
+        return None
+    found: dict[str, dict[cst.CSTNode, None]] = {}  # in the file's order
+    for py, node in tops:
+        units = [(py, node)]
+        if isinstance(py, ast.ClassDef) and isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+            units = _line_up(node.body.body, py.body) or units
+        for py_unit, unit in units:
+            for n in ast.walk(py_unit):
+                if isinstance(n, ast.Call):
+                    f = n.func
+                    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                    if name is not None:
+                        found.setdefault(name, {})[unit] = None
+    return found
+
+
+def _line_up(body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]", py_body: list[ast.stmt]) -> list[tuple[ast.stmt, cst.CSTNode]] | None:
+    """Python's statements next to libcst's (`a = 1; b = 2` is one libcst line of two statements); None
+    when they do not line up."""
+    owner: list[cst.CSTNode] = []
+    for stmt in body:
+        owner.extend([stmt] * (len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1))
+    return list(zip(py_body, owner)) if len(owner) == len(py_body) else None
+
+
 _TREES: dict[int, tuple[str, ast.Module]] = {}
 
 
@@ -848,8 +905,9 @@ def _python_tree(file: FileIndex) -> tuple[str, ast.Module] | None:
         return None
     hit = _TREES.get(id(file))
     if hit is None or hit[0] is not text:
+        built = file.python_tree() if text is file.source else None
         try:
-            tree = ast.parse(text)
+            tree = built if built is not None else ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         if len(_TREES) > 16:
@@ -1509,12 +1567,25 @@ def is_runtime_wrapper(cls: ClassInfo) -> bool:
     if _SEARCH_NAME.search(cls.name):
         return True
     text = cls.file.source
-    if text is not None and not any(word in text for word in _RUNTIME_WORDS):
-        return False  # most files: no runtime named anywhere, no tree to walk
+    if text is not None and not _names_runtimes(text):
+        return False  # most files: no runtime imported or loader called anywhere, no tree to walk
     return _RUNTIME_WRAPPERS.get(cls.node, lambda: _loads_runtimes(cls))
 
 
-_RUNTIME_WORDS = _RUNTIME_MODULES + ("jit.load", "export.load", "readNet")
+# an import of a runtime (at any indentation) or a loader's name: the text's word for what the tree then confirms
+_RUNTIME_TEXT = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(_RUNTIME_MODULES) + r")\b|jit\.load|export\.load|readNet", re.M)
+_RUNTIME_FILES: dict[int, tuple[str, bool]] = {}
+
+
+def _names_runtimes(text: str) -> bool:
+    hit = _RUNTIME_FILES.get(id(text))
+    if hit is None or hit[0] is not text:
+        if len(_RUNTIME_FILES) > 64:
+            _RUNTIME_FILES.clear()
+        hit = _RUNTIME_FILES[id(text)] = (text, _RUNTIME_TEXT.search(text) is not None)
+    return hit[1]
+
 _RUNTIME_WRAPPERS = NodeMemo()
 
 

@@ -31,10 +31,11 @@ def _never_none(v: Val) -> bool:
     """A value the code shows is not None: a size or a data-dependent scalar a caller computed and
     passed (`max_len=seq_length`); not a tensor (an optional input is typed as one), not a constant (a
     setting may default to None); a parameter or buffer the constructor builds under the default
-    settings (vit-pytorch's CCT: `self.positional_emb` is None only with `positional_embedding='none'`)."""
+    settings (vit-pytorch's CCT: `self.positional_emb` is None only with `positional_embedding='none'`);
+    an input annotated with a non-Optional number type and no default (`dim_size: int`)."""
     if NONE in v.kinds:
         return False
-    return (bool(v.kinds) and v.kinds <= {SHAPE, DDS}) or (v.is_tensor and v.has("param"))
+    return (bool(v.kinds) and v.kinds <= {SHAPE, DDS}) or (v.is_tensor and v.has("param")) or v.has("given")
 
 
 def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:

@@ -74,6 +74,9 @@ def _base_name(expr: cst.BaseExpression) -> str:
     return dotted(expr) or ""
 
 
+# FileIndex -> Python's syntax tree it was built from (see FileIndex.python_tree)
+_PYTHON_TREES: "dict[int, tuple[FileIndex, ast.Module]]" = {}
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
     parts: list[str] = []
@@ -503,6 +506,12 @@ class FileIndex:
     def _from_module(self, node: cst.ImportFrom) -> str:
         return self._relative_base(_import_module_name(node.module), len(node.relative))
 
+    def python_tree(self) -> ast.Module | None:
+        """Python's own syntax tree of this file's text, if :meth:`light` built this index from it recently
+        (kept for the last few files only: the trees of a whole project would not fit)."""
+        hit = _PYTHON_TREES.get(id(self))
+        return hit[1] if hit is not None and hit[0] is self else None
+
     # -- building from ast (other files of the linted set) --------------------------------------
     @classmethod
     def light(
@@ -525,6 +534,9 @@ class FileIndex:
         index.functions = _LazyDefs()
         index.def_lines = _def_lines(tree)
         index._index_ast(tree.body)
+        if len(_PYTHON_TREES) > 16:
+            _PYTHON_TREES.clear()
+        _PYTHON_TREES[id(index)] = (index, tree)  # for the facts read with Python's parser (code_facts)
         return index
 
     def _index_ast(self, body: list[ast.stmt]) -> None:

@@ -274,7 +274,9 @@ class ExportModeBranch(Rule):
             return
         quals = sorted(t.split(":", 1)[1] for t in e.cond.tags if t.startswith("export_mode:"))
         when = "; ".join(f"`{q}()` is True under {_TRUE_UNDER.get(q, 'export')}" for q in quals)
-        split = e.cond.truth is None
+        # only is_in_onnx_export() differs between the exporters of one target; a condition that is also
+        # undecided for another reason (`size is not None and is_exporting()`) is still one path per target
+        split = e.cond.truth is None and any(q.endswith("is_in_onnx_export") for q in quals)
         yield self.finding(
             ctx,
             e.node,

@@ -195,6 +195,7 @@ def _analyze_light(
     index = FileIndex(path, module, project, text=text)
     index.def_lines = light.def_lines  # Python's parser already placed the definitions
     index.column_shifts = light.column_shifts
+    index.share_python_tree(light)
     return _analyze_index(index, light, project, target, path, context)
 
 

@@ -698,8 +698,17 @@ def literal(node: cst.BaseExpression) -> tuple[bool, object]:
     # the common forms directly (generating the code of a node to read it back costs more)
     if isinstance(node, cst.Name):
         return (True, _NAMED_LITERALS[node.value]) if node.value in _NAMED_LITERALS else (False, None)
-    if isinstance(node, cst.Integer) and not node.lpar:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) and not node.lpar:
         return True, node.evaluated_value
+    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        items = [literal(e.value) for e in node.elements]
+        if all(ok for ok, _ in items):
+            values = [v for _, v in items]
+            return True, tuple(values) if isinstance(node, cst.Tuple) else values
+        return False, None
+    if (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+            and isinstance(node.expression, (cst.Integer, cst.Float)) and not node.expression.lpar):
+        return True, -node.expression.evaluated_value
     if isinstance(node, (cst.Attribute, cst.Subscript, cst.Lambda, cst.Comparison, cst.BooleanOperation)) or (
             isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "set")):
         return False, None  # never literals (what literal_eval rejects; it reads `set()`)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -75,7 +76,7 @@ def _base_name(expr: cst.BaseExpression) -> str:
 
 
 # FileIndex -> Python's syntax tree it was built from (see FileIndex.python_tree)
-_PYTHON_TREES: "dict[int, tuple[FileIndex, ast.Module]]" = {}
+_PYTHON_TREES: "dict[int, tuple[weakref.ref[FileIndex], ast.Module]]" = {}
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
@@ -510,7 +511,13 @@ class FileIndex:
         """Python's own syntax tree of this file's text, if :meth:`light` built this index from it recently
         (kept for the last few files only: the trees of a whole project would not fit)."""
         hit = _PYTHON_TREES.get(id(self))
-        return hit[1] if hit is not None and hit[0] is self else None
+        return hit[1] if hit is not None and hit[0]() is self else None
+
+    def share_python_tree(self, other: "FileIndex") -> None:
+        """This index is of the same text as ``other``: the Python tree ``other`` was built from serves it too."""
+        tree = other.python_tree()
+        if tree is not None:
+            _PYTHON_TREES[id(self)] = (weakref.ref(self), tree)
 
     # -- building from ast (other files of the linted set) --------------------------------------
     @classmethod
@@ -534,9 +541,9 @@ class FileIndex:
         index.functions = _LazyDefs()
         index.def_lines = _def_lines(tree)
         index._index_ast(tree.body)
-        if len(_PYTHON_TREES) > 16:
-            _PYTHON_TREES.clear()
-        _PYTHON_TREES[id(index)] = (index, tree)  # for the facts read with Python's parser (code_facts)
+        while len(_PYTHON_TREES) >= 24:
+            del _PYTHON_TREES[next(iter(_PYTHON_TREES))]  # the oldest
+        _PYTHON_TREES[id(index)] = (weakref.ref(index), tree)  # for the facts read with Python's parser (code_facts)
         return index
 
     def _index_ast(self, body: list[ast.stmt]) -> None:

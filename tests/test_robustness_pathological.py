@@ -113,3 +113,28 @@ def test_a_chain_too_deep_for_python_is_exl900_from_the_cli_not_a_crash(tmp_path
     assert proc.returncode == 1, proc.stderr
     found = {(d["path"], d["code"]) for d in json.loads(proc.stdout)}
     assert found == {(str(deep), "EXL900"), (str(ok), "EXL020")}
+
+
+@pytest.mark.parametrize("name, source, valid", corpus())
+def test_the_quick_budget_check_never_passes_a_file_the_full_count_rejects(name, source, valid):
+    # budget.clearly_within skips the full node count when spans show the file is within budget: it must
+    # never say so of a file measure() puts over it (non-ASCII text included: columns count bytes)
+    if not valid:
+        return
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return
+    if budget.over_budget(budget.measure(tree)) is not None:
+        assert not budget.clearly_within(tree, source)
+
+
+def test_the_quick_budget_check_passes_ordinary_code_and_stops_deep_expressions():
+    import ast
+
+    ordinary = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):  # é\n        return x * 2\n"
+    deep = "y = " + "~" * 700 + "x\n"
+    assert budget.clearly_within(ast.parse(ordinary), ordinary)
+    assert not budget.clearly_within(ast.parse(deep), deep)

@@ -4046,3 +4046,23 @@ def test_an_argument_every_caller_passes_is_not_none_in_the_helper():
             return scatter_argmax(msg, index, dim_size=dim_size)
     """
     assert {(line, c) for line, c in codes(src) if c.startswith("EXL00")} == {(4, "EXL003")}
+
+
+def test_iterating_a_buffer_unrolls_a_constant_count():
+    # diffusers' ACE-Step FSQ: `for scale in self.scales.to(device=..., dtype=...)` over a registered buffer
+    # (holdout3: judged a fixed trip count); a buffer expanded over the batch is still iterated per sample
+    src = """
+    class Quantizer(nn.Module):
+        def __init__(self, n=4):
+            super().__init__()
+            self.register_buffer("scales", torch.ones(n))
+
+        def forward(self, x):
+            out = torch.zeros_like(x)
+            for scale in self.scales.to(device=x.device, dtype=x.dtype):
+                out = out + x / scale
+            for row in self.scales[None].expand(x.shape[0], -1):
+                out = out + row.sum()
+            return out
+    """
+    assert codes(src) == {(11, "EXL010")}

@@ -431,6 +431,23 @@ def test_numpy_on_a_shape_fails_non_strict_export():
         _export(_probe("p09c"))
 
 
+@pytest.mark.parametrize("fn", ["ceil", "floor", "maximum"])
+def test_numpy_rounding_on_a_shape_exports_and_pins_the_result(fn):
+    # EXL042's table: `int(np.ceil(n / 4))` passes torch.export and the program guards on the result
+    import numpy as np
+
+    f = {"ceil": lambda n: int(np.ceil(n / 4)), "floor": lambda n: int(np.floor(n / 4)),
+         "maximum": lambda n: int(np.maximum(n, 3))}[fn]
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return x[: f(x.shape[0])] * 2
+
+    ep = torch.export.export(M(), (torch.randn(16, 3),), dynamic_shapes=({0: Dim.AUTO},))
+    with pytest.raises(Exception, match="Guard failed"):
+        ep.module()(torch.randn(24, 3))
+
+
 def test_sqrt_of_a_static_feature_dim_is_harmless():
     """p10 `/ math.sqrt(q.size(-1))` with batch and sequence dynamic, the feature dim fixed."""
     probe = _probe("p10")

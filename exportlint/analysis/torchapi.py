@@ -266,6 +266,14 @@ MATH_ROOTS = ("math", "random", "numpy")
 
 CONVERTERS = {"int", "float", "bool", "complex"}
 
+# NumPy functions that torch.export computes on a symbolic size by pinning it (export passes, the program
+# rejects the next size: `np.ceil(n / 4)` -> `Guard failed: math.ceil(x.size()[0] / 4) == 4`), where the
+# others (`np.sqrt`, `np.log`, `np.exp`, `np.round`) fail (`ufunc ... no callable sqrt method`); measured
+# on torch 2.13 (rule doc EXL042).
+NUMPY_PINNING = {
+    "numpy.ceil", "numpy.floor", "numpy.trunc", "numpy.fix", "numpy.abs", "numpy.absolute", "numpy.clip",
+    "numpy.minimum", "numpy.maximum", "numpy.power",
+}
 # Shape values leaving symbolic integer arithmetic (EXL042), measured on torch 2.13
 # (benchmarks/claims/measured.md).  jit.trace holds sizes as traced 0-d tensors: every conversion
 # to a Python number bakes the example's value.  torch.export (non-strict, the default; ONNX dynamo
@@ -273,7 +281,7 @@ CONVERTERS = {"int", "float", "bool", "complex"}
 EXPORT_SPECIALISING = {
     "int()", "float()", "round()", "bool()", "complex()", "len()", "range()", "numpy()", "numpy.arange()", "math.sqrt()",
     "math.log()", "math.log2()", "math.exp()", "math.pow()",
-}
+} | {f"{q}()" for q in NUMPY_PINNING}
 # ... forms that stay symbolic under torch.export (`math.ceil(h / s)` is a SymInt expression).
 EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 
@@ -286,9 +294,13 @@ MATH_SIZE_ARITHMETIC = {"math.prod"}
 # NumPy functions with a form of their own (a measured severity): `np.arange(0, n, c)` pins `n / c`
 # under torch.export (the program rejects the next size) but ONNX dynamo follows it (p09i).
 NUMPY_OWN_FORM = NUMPY_ARITHMETIC | {"numpy.arange"}
+NUMPY_OWN_FORM |= NUMPY_PINNING
 
 # Conversions whose result is a Python float.
-FLOAT_FORMS = {"float()", "math.sqrt()", "math.log()", "math.log2()", "math.exp()", "math.pow()", "numpy()"}
+FLOAT_FORMS = {
+    "float()", "math.sqrt()", "math.log()", "math.log2()", "math.exp()", "math.pow()", "numpy()", "numpy.ceil()",
+    "numpy.floor()", "numpy.trunc()", "numpy.fix()",
+}
 
 
 def specialises(form: str, on_float: bool, target: str) -> bool:

@@ -283,6 +283,11 @@ def _why(e: ev.ShapeConversion, ctx: RuleContext) -> str:
         return "torch.export keeps it symbolic, but the ONNX dynamo exporter has no translation for `round` (it fails)"
     if e.form == "numpy()":  # p09c
         return "torch.export fails on it (NumPy cannot compute with a symbolic size: `'SymInt' object has no attribute ...`)"
+    if e.form[:-2] in api.NUMPY_PINNING:  # rule doc EXL042, measured
+        return (
+            "torch.export computes it on the example's size and guards on the result (export passes; the program "
+            f"rejects every size for which `{e.form[:-2].replace('numpy.', 'np.')}` gives another value)"
+        )
     if e.form in ("int()", "float()") and e.value.has("float") and not e.value.has("root"):  # p05, p04b
         return (
             "torch.export pins it to the example's size (export passes, the program rejects the next size) and the "
@@ -298,10 +303,10 @@ def _why(e: ev.ShapeConversion, ctx: RuleContext) -> str:
 
 
 def _hint(form: str, operand: str) -> str:
-    if form in ("math.ceil()", "math.floor()", "round()"):
+    if form in ("math.ceil()", "math.floor()", "round()", "numpy.ceil()", "numpy.floor()", "numpy.trunc()", "numpy.fix()"):
         return (
             f"keep it integral with floor division on the size: `{operand.replace('/', '//')}`"
-            + (" (for a ceiling: `(h + s - 1) // s`; `-(-h // s)` is computed wrongly by both ONNX exporters)" if form == "math.ceil()" else "")
+            + (" (for a ceiling: `(h + s - 1) // s`; `-(-h // s)` is computed wrongly by both ONNX exporters)" if form in ("math.ceil()", "numpy.ceil()") else "")
         )
     if form == "len()":
         return f"use `{operand}.shape[0]` (a symbolic size) instead of `len({operand})`"

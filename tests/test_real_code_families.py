@@ -4080,3 +4080,21 @@ def test_numpy_rounding_on_a_size_pins_it_and_numpy_roots_fail():
     """
     found = {(d.line - 7, d.code, d.severity) for d in lint("import numpy as np\n" + textwrap.dedent(src))}
     assert found == {(1, "EXL042", Severity.WARNING), (2, "EXL042", Severity.ERROR)}
+
+
+def test_repeats_built_from_python_constants_give_a_static_size():
+    # N-HiTS: `level.repeat_interleave(torch.tensor(self.output_size, device=...), dim=1)` (holdout6: the
+    # exporter sees the constant's values, the output is static); repeats read from an input stay EXL032
+    src = """
+    class Up(nn.Module):
+        def __init__(self, output_size=(3, 2, 1)):
+            super().__init__()
+            self.output_size = list(output_size)
+
+        def forward(self, x):
+            y = x.repeat_interleave(torch.tensor(self.output_size, device=x.device), dim=1)
+            z = torch.repeat_interleave(x, torch.tensor(self.output_size), dim=1)
+            w = x.repeat_interleave(x[0].long(), dim=1)
+            return y, z, w
+    """
+    assert codes(src) == {(10, "EXL032")}

@@ -688,7 +688,11 @@ class Interpreter(Calls):
                     part = _element(value)
                 if per_dim and value.items is None and part.is_shape and i == len(elements) - 1:
                     part = part.with_(tags=part.tags | {"last_axis"})  # `B, N, head_dim = q.size()`
-                if per_dim and isinstance(el.value, cst.Name):
+                if isinstance(el.value, cst.Name) and isinstance(value_node, cst.Tuple) and len(value_node.elements) == len(elements):
+                    read = size_read(value_node.elements[i].value)  # `n, heads = q.shape[-2], q.shape[1]`
+                    if read is not None:
+                        part = named_feature_size(el.value.value, part, read[1])
+                elif per_dim and isinstance(el.value, cst.Name):
                     part = named_feature_size(el.value.value, part, i)  # `B, C, H, W = x.shape`
                 self.assign(el.value, part, frame, stmt, None)
                 if isinstance(el.value, cst.Name) and whole is not None and whole[1] is None and not starred:

@@ -238,7 +238,7 @@ FEATURE_SIZE_NAMES = frozenset({
     "C", "c", "ch", "chs", "chans", "channel", "channels", "num_channels", "n_channels", "nb_channels", "n_chan",
     "in_channels", "out_channels", "in_chans", "in_ch", "out_ch", "dim", "embed_dim", "embedding_dim", "emb_dim",
     "hidden_size", "hidden_dim", "d_model", "model_dim", "feat_dim", "feature_dim", "head_dim", "dim_head", "d_head", "d_k", "d_v", "num_heads", "n_heads", "n_head",
-    "nheads", "nb_sources", "num_sources", "n_sources", "n_src", "nb_bins", "n_bins", "n_freq", "n_freqs",
+    "nheads", "heads", "kv_heads", "num_kv_heads", "n_kv_heads", "num_key_value_heads", "nb_sources", "num_sources", "n_sources", "n_src", "nb_bins", "n_bins", "n_freq", "n_freqs",
     "num_freqs", "freq_bins", "Fr", "n_mels", "num_mels", "n_mics", "nb_mics", "num_classes", "n_classes",
 })
 

@@ -4102,3 +4102,34 @@ def test_repeats_built_from_python_constants_give_a_static_size():
             return y, z, w
     """
     assert codes(src) == {(10, "EXL032")}
+
+
+def test_a_package_of_its_own_named_torch_does_not_stand_for_torch(tmp_path):
+    # gluonts / timesfm ship `gluonts/torch/__init__.py`: linted next to another package, its dotted suffix
+    # `torch` made every `torch.*` call project code and the whole run reported nothing (holdout7's draw)
+    files = {
+        "forecast/__init__.py": "",
+        "forecast/torch/__init__.py": "",
+        "forecast/torch/model.py": """
+            import torch
+            from torch import nn
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    return x[x > 0].sum().item()
+            """,
+        "other/__init__.py": "",
+        "other/net.py": """
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        return x
+                    return -x
+            """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert {c for _, c in got.get("other/net.py", set())} == {"EXL020"}
+    assert "EXL001" in {c for _, c in got.get("forecast/torch/model.py", set())}

@@ -19,7 +19,9 @@ mmocr, espnet2, kornia, torchgeo, pyannote, diffusers), drawn after the second's
 a fourth (doctr, demucs, easyocr, esm, vit_pytorch, torchtune, nnunetv2), drawn after the third's;
 ``--corpus holdout5`` a fifth (x_transformers, lightly, facenet_pytorch, mmaction, asteroid, neuralforecast,
 torch_geometric), drawn after the fourth's; ``--corpus holdout6`` a sixth (basicsr, stable_baselines3,
-pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch), drawn after the fifth's.
+pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch), drawn after the fifth's;
+``--corpus holdout7`` a seventh (pyiqa, denoising_diffusion_pytorch, gluonts, mmrotate, timesfm,
+sentence_transformers, lpips), drawn after the sixth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -83,6 +85,11 @@ CORPORA = {
         "pytorch_forecasting": "pytorch-forecasting==1.8.0", "mmdet3d": "mmdet3d==1.4.0",
         "chronos": "chronos-forecasting==2.3.2", "pytorch_tabnet": "pytorch-tabnet==4.1.0",
         "vector_quantize_pytorch": "vector-quantize-pytorch==1.32.0",
+    },
+    "holdout7": {
+        "pyiqa": "pyiqa==0.1.16", "denoising_diffusion_pytorch": "denoising-diffusion-pytorch==2.3.4",
+        "gluonts": "gluonts==0.17.0", "mmrotate": "mmrotate==0.3.4", "timesfm": "timesfm==3.0.2",
+        "sentence_transformers": "sentence-transformers==6.2.0", "lpips": "lpips==0.1.4",
     },
 }
 CONTEXT = 6

@@ -8,6 +8,7 @@ files it needs on first use, so following ``from .layers import Block`` parses
 from __future__ import annotations
 
 import os
+import sys
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -26,6 +27,16 @@ def module_name_for(path: str) -> str:
         if not pkg:
             break
     return ".".join(reversed(parts)) or stem
+
+
+# Top-level modules a dotted suffix of a linted file's name must never stand for: the standard library
+# and the libraries model code imports by these names.  A package's own `torch` subpackage
+# (`gluonts.torch`, `timesfm.torch`) registered as `torch` made every `torch.*` call project code, and
+# a run linting such a package next to others reported nothing at all.
+_NEVER_SHADOWED = frozenset(sys.stdlib_module_names) | {
+    "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "einops", "transformers", "timm",
+    "onnx", "onnxruntime", "onnxscript", "jax", "flax", "tensorflow", "keras", "PIL", "cv2", "triton",
+}
 
 
 class Project:
@@ -56,6 +67,8 @@ class Project:
             for name, p in full.items():
                 parts = name.split(".")
                 for i in range(1, len(parts)):
+                    if parts[i] in _NEVER_SHADOWED:
+                        continue  # `gluonts/torch/`, `timesfm/torch/`: never the `torch` the model imports
                     self._by_module.setdefault(".".join(parts[i:]), p)
             self._roots = {name.split(".")[0] for name in self._by_module}
         return self._by_module

@@ -115,7 +115,7 @@ class _Dispatcher:
                         known.after = None  # a path reaches it with nothing failing before: no note
                     if finding.needs != known.needs:
                         known.needs = None  # a path reaches it without that optional input
-                if (self.target is Target.EXPORT and finding.code in _STOPPING and raw is Severity.ERROR
+                if (self.target is Target.EXPORT and finding.code in _STOPPING and raw is Severity.ERROR and not frame.gate_carried
                         and self.interp is not None and not _short_circuits(finding.node, self.interp.deciding)):
                     self.stops.append((tuple(self.interp.regions), known or finding))
 

@@ -4133,3 +4133,61 @@ def test_a_package_of_its_own_named_torch_does_not_stand_for_torch(tmp_path):
     got = lint_tree(tmp_path, files)
     assert {c for _, c in got.get("other/net.py", set())} == {"EXL020"}
     assert "EXL001" in {c for _, c in got.get("forecast/torch/model.py", set())}
+
+
+def test_names_after_a_spread_shape_take_the_values_written_after_it():
+    # denoising_diffusion_pytorch's Attend: `_, heads, q_len, _, k_len, is_cuda, device = *q.shape,
+    # k.shape[-2], q.is_cuda, q.device`; `is_cuda` is the device flag, not a size (holdout7's draw)
+    src = """
+    class Attend(nn.Module):
+        def forward(self, q, k, v):
+            _, heads, q_len, _, k_len, is_cuda, device = *q.shape, k.shape[-2], q.is_cuda, q.device
+            scale = 2 if is_cuda else 1
+            if k_len > 1:
+                q = q * 2
+            return F.scaled_dot_product_attention(q, k, v) * scale
+    """
+    assert codes(src) == {(6, "EXL022")}
+
+
+def test_code_under_a_key_the_input_dict_may_lack_names_that_entry():
+    # sentence_transformers' Pooling: `if "cu_seq_lens_q" in features:` runs the flattened path only with
+    # flash-attention's unpadded inputs (holdout7: 6 rows judged "non-default path" without the condition)
+    src = """
+    class Pool(nn.Module):
+        def forward(self, features):
+            x = features["token_embeddings"]
+            if "cu_seq_lens_q" in features:
+                cu = features["cu_seq_lens_q"]
+                return torch.split(x, (cu[1:] - cu[:-1]).tolist())
+            return x * 2
+    """
+    (d,) = lint(src)
+    assert d.code == "EXL002" and "optional input `features['cu_seq_lens_q']` is given" in d.hint
+
+
+def test_a_value_only_a_non_default_setting_gives_carries_that_setting():
+    # sentence_transformers' Pooling: `prompt_length` is None unless `include_prompt=False`; `if
+    # prompt_length:` later reads it (holdout7: judged a path the default never takes); the default path's
+    # own data-dependent branch after it is still an error and not said to be stopped by it
+    src = """
+    class Pool(nn.Module):
+        def __init__(self, include_prompt: bool = True):
+            super().__init__()
+            self.include_prompt = include_prompt
+
+        def forward(self, features, x):
+            prompt_length = None
+            if not self.include_prompt:
+                prompt_length = int(features["prompt_length"][0].item())
+            if prompt_length:
+                x = x[:, prompt_length:]
+            if x.sum() > 0:
+                x = -x
+            return x
+    """
+    found = {(d.line - 3, d.code): d for d in lint(src)}
+    gated = found[(11, "EXL020")]
+    assert gated.severity is Severity.INFO and "non-default `include_prompt`" in gated.hint
+    default = found[(13, "EXL020")]
+    assert default.severity is Severity.ERROR and "stops earlier" not in default.hint

@@ -126,6 +126,8 @@ class Interpreter(Calls):
         self.attrs_read: set[str] = set()
         # `a is not None and <right>`: the optional input the right side of a boolean operation runs only when given
         self.right_needs: dict[int, str] = {}
+        # `(*q.shape, k.shape[-2], q.is_cuda)`: the values before and after the one starred element
+        self.starred_parts: dict[int, tuple[list[Val], Val, list[Val]]] = {}
         self.unused_by: str | None = None
         # Depth of the function being analysed that turned a random draw into a Python value (see
         # drew_random): its code from there on, and what it calls, is training-time augmentation
@@ -442,6 +444,7 @@ class Interpreter(Calls):
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
         gated: list[dict[str, Val]] = []  # arms only a non-default constructor setting takes
+        gates: list[str] = []  # ... and what each needs
         if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
@@ -451,6 +454,8 @@ class Interpreter(Calls):
                 with self._context(frame, filled, gate, needed_input(cond)):
                     if self.block(body_statements(node.body), frame):
                         (gated if gate else outs).append(frame.env)
+                        if gate:
+                            gates.append(frame.gate or gate)
             finally:
                 self.on_device.pop()
         arm = outs[0] if outs else None
@@ -468,8 +473,12 @@ class Interpreter(Calls):
                     with self._context(frame, None, gate, needed_input(cond, negated=True)):
                         if self.block(body_statements(node.orelse.body), frame):
                             (gated if gate else outs).append(frame.env)
+                            if gate:
+                                gates.append(frame.gate or gate)
                 else:
                     (gated if gate else outs).append(frame.env)
+                    if gate:
+                        gates.append(gate)
         if not outs and not gated:
             frame.env = before
             return False
@@ -485,6 +494,13 @@ class Interpreter(Calls):
                 fixed = {t for t in default[name].tags if t.startswith("fixed:")} if name in default else set()
                 if fixed - value.tags and value.is_tensor:
                     frame.env[name] = value.with_(tags=value.tags | fixed)
+            # A value only a non-default setting's arm gives (sentence_transformers' `prompt_length`, None
+            # unless `include_prompt=False`) carries that setting to the code that reads it later
+            for env, text in zip(gated, gates):
+                for name, value in env.items():
+                    if value.kinds - {NONE} and (name not in default or default[name].kinds <= {NONE}) and name in frame.env:
+                        carried = frame.env[name]
+                        frame.env[name] = carried.with_(tags=carried.tags | {f"gated:{text}"})
         return True
 
     def _setting(self, frame: Frame) -> Callable[[cst.BaseExpression], "tuple[str, object] | None"]:
@@ -673,9 +689,28 @@ class Interpreter(Calls):
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
             per_dim = value.has("shape_seq") and not starred
             whole = size_read(value_node)
+            spread = self.starred_parts.get(id(value_node)) if value_node is not None and not starred else None
+            if spread is not None and len(spread[0]) + len(spread[2]) > len(elements):
+                spread = None
             for i, el in enumerate(elements):
                 if isinstance(el, cst.StarredElement):
                     part = seq_of(element_of(value)) if value.items is None else tuple_of(value.items[i:])
+                    self.assign(el.value, part, frame, stmt, None)
+                    continue
+                if spread is not None:
+                    # `_, heads, n, _, k_len, is_cuda = *q.shape, k.shape[-2], q.is_cuda`: the names before and
+                    # after the spread take those elements, the ones between it take its items
+                    before, middle, after = spread
+                    if i < len(before):
+                        part = before[i]
+                    elif i >= len(elements) - len(after):
+                        part = after[i - (len(elements) - len(after))]
+                    else:
+                        axis = i - len(before)
+                        part = middle.items[axis] if middle.items is not None and axis < len(middle.items) else (
+                            element_of(middle) if SEQ in middle.kinds else _element(middle))
+                        if middle.has("shape_seq") and isinstance(el.value, cst.Name):
+                            part = named_feature_size(el.value.value, part, axis)
                     self.assign(el.value, part, frame, stmt, None)
                     continue
                 if value.items is not None and len(value.items) == len(elements):
@@ -760,7 +795,15 @@ class Interpreter(Calls):
                 else:
                     break
             event.deciding = tuple(chain)
-        self.sink(event, frame.file, frame)
+        carried = _carried_gate(event) if frame.gate is None else None
+        if carried is None:
+            self.sink(event, frame.file, frame)
+            return
+        frame.gate, frame.gate_carried = carried, True  # a value only a non-default setting gives (see _if_arms)
+        try:
+            self.sink(event, frame.file, frame)
+        finally:
+            frame.gate, frame.gate_carried = None, False
 
     # ================================================================ expressions
     def expr(self, node: cst.BaseExpression, frame: Frame) -> Val:
@@ -809,8 +852,10 @@ class Interpreter(Calls):
     def e_Tuple(self, node: cst.Tuple | cst.List | cst.Set, frame: Frame) -> Val:
         items: list[Val] = []
         star = False
+        parts: list[Val] = []  # each element's own value
         for el in node.elements:
             v = self.expr(el.value, frame)
+            parts.append(v)
             if isinstance(el, cst.StarredElement):
                 star = True
                 if v.is_definite_tensor:
@@ -820,6 +865,9 @@ class Interpreter(Calls):
                 items.append(v)
         tags = ("shape_seq",) if items and all(i.is_shape and SEQ not in i.kinds for i in items) else ()
         if star:
+            stars = [i for i, el in enumerate(node.elements) if isinstance(el, cst.StarredElement)]
+            if len(stars) == 1:
+                self.starred_parts[id(node)] = (parts[: stars[0]], parts[stars[0]], parts[stars[0] + 1:])
             return seq_of(join(items), *tags) if items else seq_of(UNKNOWN)
         return tuple_of(items, *tags)
 
@@ -933,7 +981,16 @@ class Interpreter(Calls):
         if isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and all(
             isinstance(t.operator, (cst.In, cst.NotIn)) for t in node.comparisons
         ):
-            return const()  # `"boxes" in target`: a key test
+            # `"boxes" in target`: a key test.  Of a dict the function is handed (sentence_transformers'
+            # `if "cu_seq_lens_q" in features:`, a key only flash-attention's unpadded inputs carry), the arm
+            # runs only when the caller passes that entry: an optional input, named in the finding
+            comparator = node.comparisons[0].comparator
+            key = node.left.evaluated_value if isinstance(node.left, cst.SimpleString) else None
+            if (len(node.comparisons) == 1 and isinstance(comparator, cst.Name) and isinstance(key, str)
+                    and comparator.value in _param_names(frame.func.node)):
+                given = isinstance(node.comparisons[0].operator, cst.In)
+                return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if given else 'needs_else'}:{comparator.value}[{key!r}]"}))
+            return const()
         if any(o.has("random") for o in operands):
             return const()  # `if torch.rand(1) < p:` is data augmentation
         if any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in [node.left] + [t.comparator for t in node.comparisons]):
@@ -1329,3 +1386,20 @@ def _sum_of_dims(op: cst.CSTNode, operands: list[Val]) -> frozenset[str]:
         return frozenset({"sum_of_dims"})
     return frozenset()
 
+
+def _carried_gate(event: ev.Event) -> str | None:
+    """The non-default setting a value of ``event`` exists only under (a ``gated:`` tag), if any."""
+    for value in vars(event).values():
+        if isinstance(value, Val) and value.tags:
+            for tag in value.tags:
+                if tag.startswith("gated:"):
+                    return tag[len("gated:"):]
+    return None
+
+
+def _param_names(fn: cst.CSTNode) -> set[str]:
+    """The parameter names of a function (none for a lambda's or module's code)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return set()
+    p = fn.params
+    return {a.name.value for a in [*p.posonly_params, *p.params, *p.kwonly_params]}

@@ -116,6 +116,9 @@ class Frame:
     bypass: str | None = None
     # The non-default constructor setting this code needs (see code_facts.config_gate)
     gate: str | None = None
+    # ... set only while an event is reported whose value exists under that setting alone (the code itself
+    # runs on the default path too: a failure there stops nothing that follows)
+    gate_carried: bool = False
     # The optional input (a root's `x=None` tensor parameter) this code runs only when given
     needs: str | None = None
     # Sizes read from a tensor into a name (`b, c, h, w = x.shape`, `h = x.size(2)`): name -> (the

@@ -4191,3 +4191,24 @@ def test_a_value_only_a_non_default_setting_gives_carries_that_setting():
     assert gated.severity is Severity.INFO and "non-default `include_prompt`" in gated.hint
     default = found[(13, "EXL020")]
     assert default.severity is Severity.ERROR and "stops earlier" not in default.hint
+
+
+def test_a_tensor_attribute_built_from_constants_has_a_fixed_size():
+    # sentence_transformers' MultiVectorMask: `self._skiplist_ids = torch.tensor(resolved)`, then
+    # `len(self._skiplist_ids) > 0` (holdout7: the exporter holds it as a constant); an input's len() stays
+    src = """
+    class Mask(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._skiplist_ids = None
+
+        def set_skiplist(self, resolved):
+            self._skiplist_ids = torch.tensor(resolved, dtype=torch.long) if resolved else None
+
+        def forward(self, input_ids):
+            n = len(input_ids.long())
+            if self._skiplist_ids is not None and len(self._skiplist_ids) > 0:
+                input_ids = input_ids * (input_ids[..., None] != self._skiplist_ids).all(-1)
+            return input_ids[: n // 2]
+    """
+    assert codes(src) == {(11, "EXL042")}

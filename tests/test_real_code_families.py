@@ -4212,3 +4212,19 @@ def test_a_tensor_attribute_built_from_constants_has_a_fixed_size():
             return input_ids[: n // 2]
     """
     assert codes(src) == {(11, "EXL042")}
+
+
+def test_a_constant_tensor_moved_to_an_input_keeps_its_fixed_size():
+    # pyiqa's MS-SSIM: `weights = torch.FloatTensor([...]).to(X); levels = weights.shape[0]; for _ in
+    # range(levels)` (holdout7: a loop over a constant 5-element weight tensor); `.type_as(x)` too
+    src = """
+    class MSSSIM(nn.Module):
+        def forward(self, X):
+            weights = torch.FloatTensor([0.0448, 0.2856, 0.3001, 0.2363, 0.1333]).to(X)
+            for _ in range(weights.shape[0]):
+                X = F.avg_pool2d(X, 2)
+            for w in torch.tensor([1.0, 2.0]).type_as(X):
+                X = X * w
+            return X
+    """
+    assert codes(src) == set()

@@ -764,7 +764,10 @@ class Calls:
             v.kinds <= {CONST, NONE} for v in args.positional[1:]
         ):
             keep |= {"static_tail"}  # self.query_tokens.expand(B, -1, -1): only the batch dim varies
-        if receiver.has("param") and all(v.kinds <= {CONST, NONE} or v.has("param") for v in args.all()):
+        if name in ("to", "type_as") and receiver.has("param"):
+            # `weights.to(X)`, `w.type_as(x)`: the other tensor gives a dtype and a device, not a shape
+            keep |= receiver.tags & {"param", "const_tensor"}
+        elif receiver.has("param") and all(v.kinds <= {CONST, NONE} or v.has("param") for v in args.all()):
             keep |= {"param"}  # self.pos_embed.reshape(1, M, M, -1): still parameter-shaped
             if receiver.has("const_tensor") and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
                 keep |= {"const_tensor"}

@@ -21,7 +21,8 @@ a fourth (doctr, demucs, easyocr, esm, vit_pytorch, torchtune, nnunetv2), drawn 
 torch_geometric), drawn after the fourth's; ``--corpus holdout6`` a sixth (basicsr, stable_baselines3,
 pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch), drawn after the fifth's;
 ``--corpus holdout7`` a seventh (pyiqa, denoising_diffusion_pytorch, gluonts, mmrotate, timesfm,
-sentence_transformers, lpips), drawn after the sixth's.
+sentence_transformers, lpips), drawn after the sixth's; ``--corpus holdout8`` an eighth (funasr,
+imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the seventh's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -90,6 +91,11 @@ CORPORA = {
         "pyiqa": "pyiqa==0.1.16", "denoising_diffusion_pytorch": "denoising-diffusion-pytorch==2.3.4",
         "gluonts": "gluonts==0.17.0", "mmrotate": "mmrotate==0.3.4", "timesfm": "timesfm==3.0.2",
         "sentence_transformers": "sentence-transformers==6.2.0", "lpips": "lpips==0.1.4",
+    },
+    "holdout8": {
+        "funasr": "funasr==1.4.16", "imagen_pytorch": "imagen-pytorch==2.1.0", "facexlib": "facexlib==0.3.0",
+        "gfpgan": "gfpgan==1.3.8", "piq": "piq==0.8.0", "mmflow": "mmflow==0.5.2",
+        "audiolm_pytorch": "audiolm-pytorch==2.4.0",
     },
 }
 CONTEXT = 6

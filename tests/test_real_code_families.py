@@ -4228,3 +4228,25 @@ def test_a_constant_tensor_moved_to_an_input_keeps_its_fixed_size():
             return X
     """
     assert codes(src) == set()
+
+
+def test_specaugment_modules_and_forwards_returning_a_kept_loss_are_not_export_roots():
+    # FunASR / ESPnet: `SpecAugLFR`, `ProfileAug` augment features in training; the RNN LM decoder's forward
+    # ends `return self.loss, acc, ppl` (holdout8: judged training-only); a module named with "Aug" inside a
+    # word is still a model
+    src = """
+    class SpecAugLFR(nn.Module):
+        def forward(self, x, x_lengths):
+            return [x[i, : int(n)] for i, n in enumerate(x_lengths)]
+
+    class Decoder(nn.Module):
+        def forward(self, hs, ys):
+            self.loss = F.cross_entropy(hs, ys)
+            ppl = math.exp(self.loss.item())
+            return self.loss, ppl
+
+    class Augur(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+    """
+    assert codes(src) == {(14, "EXL001")}

@@ -1418,6 +1418,8 @@ def _first_returned_name(value: cst.BaseExpression | None) -> str | None:
         return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
     elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and value.args and value.args[0].keyword is not None:
         return value.args[0].keyword.value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return value.attr.value  # `return self.loss, acc, ppl`: the loss kept on the module (ESPnet's RNN decoder)
     return value.value if isinstance(value, cst.Name) else None
 
 
@@ -1539,10 +1541,11 @@ def is_training_only(cls: ClassInfo) -> bool:
 # are still analyzed when a model calls them.
 DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
 # mmdet's `data_preprocessors` (normalisation, padding and the batch augments of training), `preprocessors`
-_DATA_PIPELINE_DIR = re.compile(r"^(data_)?pre_?process(ors?|ing)$|^augment")
+_DATA_PIPELINE_DIR = re.compile(r"^(data_)?pre_?process(ors?|ing)$|^augment|^spec_?aug")
 
 
-_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp")
+# `SpecAug`, `SpecAugLFR`, `ProfileAug` (SpecAugment and its kin in ESPnet / FunASR): `Aug` ending a word
+_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp|Aug(?=[A-Z0-9_]|$)")
 
 
 def is_data_pipeline(cls: ClassInfo) -> bool:

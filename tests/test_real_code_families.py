@@ -4273,3 +4273,24 @@ def test_named_beam_searches_are_not_export_roots(tmp_path):
     }
     got = lint_tree(tmp_path, files)
     assert {c for _, c in got["asr/search.py"]} == {"EXL002"}
+
+
+def test_a_forward_ending_in_a_reduced_or_computed_loss_is_a_training_step():
+    # Imagen's `ElucidatedImagen.forward` ends `return losses.mean()` (holdout8: judged a training forward);
+    # a model ending in `return x.mean()` is still a model
+    src = """
+    class Trainer(nn.Module):
+        def forward(self, images, texts):
+            losses = F.mse_loss(images, texts, reduction="none")
+            keep = images[images.sum(-1) > 0]
+            return losses.mean()
+
+    class Regressor(nn.Module):
+        def forward(self, x):
+            return F.mse_loss(x, x.flip(0)[x.sum(-1) > 0])
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return x[x > 0].mean()
+    """
+    assert codes(src) == {(14, "EXL032")}

@@ -1420,6 +1420,12 @@ def _first_returned_name(value: cst.BaseExpression | None) -> str | None:
         return value.args[0].keyword.value
     if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
         return value.attr.value  # `return self.loss, acc, ppl`: the loss kept on the module (ESPnet's RNN decoder)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        # `return losses.mean()` (Imagen's training forward), `return F.mse_loss(pred, target)`
+        receiver, method = value.func.value, value.func.attr.value
+        if method in ("mean", "sum") and isinstance(receiver, cst.Name):
+            return receiver.value
+        return method
     return value.value if isinstance(value, cst.Name) else None
 
 

@@ -4294,3 +4294,18 @@ def test_a_forward_ending_in_a_reduced_or_computed_loss_is_a_training_step():
             return x[x > 0].mean()
     """
     assert codes(src) == {(14, "EXL032")}
+
+
+def test_an_input_annotated_optional_without_a_default_is_an_optional_input():
+    # FunASR's RWKV subsampling: `forward(self, x, mask: Optional[torch.Tensor], chunk_size: Optional[torch.Tensor])`
+    # and `if chunk_size is not None:` (holdout8: its encoder always passes None; the finding now says so)
+    src = """
+    class Sub(nn.Module):
+        def forward(self, x: torch.Tensor, chunk_size: Optional[torch.Tensor]):
+            if chunk_size is not None:
+                n = int(chunk_size * 4)
+                x = x[:, :n]
+            return x
+    """
+    (d,) = [d for d in lint("from typing import Optional\n" + textwrap.dedent(src)) if d.code == "EXL003"]
+    assert "optional input `chunk_size` is given" in d.hint

@@ -138,13 +138,24 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
     In library code an option of the forward (`output_attentions: bool = False`) is a setting with
     its default, like a constructor's: the code only a non-default value runs is gated."""
     value = _entry_param_kind(p, entry, ref, name, interp)
-    if interp.library_mode and entry and value.is_tensor and isinstance(p.default, cst.Name) and p.default.value == "None":
-        return value.with_(tags=value.tags | {f"optional:{name}"})  # an optional input (see frames.needed_input)
+    if interp.library_mode and entry and value.is_tensor and (
+            (isinstance(p.default, cst.Name) and p.default.value == "None") or _optional_annotation(p, ref)):
+        # an optional input (see frames.needed_input): `x=None`, or `chunk_size: Optional[torch.Tensor]` that
+        # callers may pass as None (FunASR's RWKV subsampling: its encoder always does)
+        return value.with_(tags=value.tags | {f"optional:{name}"})
     if interp.library_mode and p.default is not None and value.kinds <= {CONST, NONE} and value.kinds:
         ok, default = literal(p.default)
         if ok and (default is None or isinstance(default, (bool, int, float, str))):
             value = value.with_(tags=value.tags | {config_tag(name, default)})
     return value
+
+
+def _optional_annotation(p: cst.Param, ref: FuncRef) -> bool:
+    """`Optional[...]`, `... | None`: the parameter's annotation admits None."""
+    if p.annotation is None:
+        return False
+    text = ref.file.code(p.annotation.annotation).replace(" ", "")
+    return text.startswith(("Optional[", "typing.Optional[")) or "|None" in text or text.startswith("None|")
 
 
 NON_TENSOR_SCALARS = {"float", "int", "bool", "complex", "Number", "numbers.Number"}

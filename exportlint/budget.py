@@ -24,7 +24,7 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -137,18 +137,13 @@ def measure(tree: ast.Module) -> Size:
     """Node counts and expression depth of ``tree``, without recursion (``Load`` / ``Store`` markers are
     not counted)."""
     size = Size()
-    expr, context, children = ast.expr, ast.expr_context, ast.iter_child_nodes
     deepest: ast.AST = tree
     for top in tree.body:
         count = 0
-        stack: list[tuple[ast.AST, int]] = [(top, 0)]
-        while stack:
-            node, depth = stack.pop()
+        for node, depth in _nesting(top):
             count += 1
             if depth > size.expression_depth:
                 size.expression_depth, deepest = depth, node
-            inner = depth + 1 if isinstance(node, expr) else 0
-            stack.extend((c, inner) for c in children(node) if not isinstance(c, context))
         size.nodes += count
         if isinstance(top, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and count > size.definition_nodes:
             size.definition, size.definition_line, size.definition_nodes = top.name, top.lineno, count
@@ -196,15 +191,19 @@ def clearly_within(tree: ast.Module, text: str) -> bool:
 
 def _depth(root: ast.expr) -> int:
     """How deeply expressions nest in ``root`` (``root`` itself is level 0, as in :func:`measure`)."""
-    deepest = 0
+    return max(depth for _, depth in _nesting(root))
+
+
+def _nesting(root: ast.AST) -> Iterator[tuple[ast.AST, int]]:
+    """Every node under ``root`` (``root`` included; not the ``Load`` / ``Store`` markers) with the number
+    of expressions it is nested in, counted from the nearest statement, without recursion."""
+    expr, context, children = ast.expr, ast.expr_context, ast.iter_child_nodes
     stack: list[tuple[ast.AST, int]] = [(root, 0)]
-    expr, children = ast.expr, ast.iter_child_nodes
     while stack:
         node, depth = stack.pop()
-        deepest = max(deepest, depth)
+        yield node, depth
         inner = depth + 1 if isinstance(node, expr) else 0
-        stack.extend((c, inner) for c in children(node))
-    return deepest
+        stack.extend((c, inner) for c in children(node) if not isinstance(c, context))
 
 
 def over_budget(size: Size) -> tuple[int, str] | None:

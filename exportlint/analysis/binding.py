@@ -152,10 +152,12 @@ def _param_default_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, inte
 
 def _optional_annotation(p: cst.Param, ref: FuncRef) -> bool:
     """`Optional[...]`, `... | None`: the parameter's annotation admits None."""
-    if p.annotation is None:
-        return False
-    text = ref.file.code(p.annotation.annotation).replace(" ", "")
-    return text.startswith(("Optional[", "typing.Optional[")) or "|None" in text or text.startswith("None|")
+    return p.annotation is not None and _admits_none(ref.file.code(p.annotation.annotation).replace(" ", ""))
+
+
+def _admits_none(text: str) -> bool:
+    """An annotation's text (spaces removed) that admits None: `Optional[...]`, `...|None`, `None|...`."""
+    return text.split("[", 1)[0] in ("Optional", "typing.Optional") or "|None" in text or "None|" in text
 
 
 NON_TENSOR_SCALARS = {"float", "int", "bool", "complex", "Number", "numbers.Number"}
@@ -186,7 +188,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
         text = ref.file.code(ann).replace(" ", "")
         head = text.split("[", 1)[0]
         inner = text[len(head) + 1 : -1] if "[" in text else ""
-        optional = head in ("Optional", "typing.Optional") or "|None" in text or "None|" in text
+        optional = _admits_none(text)
         if optional:
             text = inner if head in ("Optional", "typing.Optional") else text.replace("|None", "").replace("None|", "")
             head = text.split("[", 1)[0]

@@ -806,9 +806,9 @@ class Calls:
             is_device_kw = arg.keyword is not None and arg.keyword.value == "device"
             is_to_positional = method == "to" and arg.keyword is None and arg is node.args[0]
             is_device_ctor = isinstance(node.func, (cst.Name, cst.Attribute)) and (dotted(node.func) or "").endswith("device") and arg is node.args[0] and arg.keyword is None
-            if (is_device_kw or is_to_positional or is_device_ctor) and _device_literal(arg.value) and (
-                    (_device_literal(arg.value) or "").split(":")[0] not in checked):
-                self.emit(ev.DeviceString(arg.value if is_device_kw else node, _device_literal(arg.value) or ""), frame)
+            device = _device_literal(arg.value) if is_device_kw or is_to_positional or is_device_ctor else None
+            if device and device.split(":")[0] not in checked:
+                self.emit(ev.DeviceString(arg.value if is_device_kw else node, device), frame)
 
 
 

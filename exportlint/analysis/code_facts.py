@@ -873,10 +873,10 @@ def _top_level_calls(file: FileIndex, module: cst.Module) -> dict[str, dict[cst.
     """For each name a call in ``module`` is made through (`Foo(...)`, `layers.Foo(...)`: "Foo"), the
     statements holding such a call: top-level ones, or the members of a top-level class (its `__init__`
     that builds the part); None when Python's tree of the file is not at hand or does not line up."""
-    parsed = _python_tree(file)
-    if parsed is None:
+    tree = file.python_tree()
+    if tree is None:
         return None
-    tops = _line_up(module.body, parsed[1].body)
+    tops = _line_up(module.body, tree.body)
     if tops is None:
         return None
     found: dict[str, dict[cst.CSTNode, None]] = {}  # in the file's order
@@ -903,41 +903,18 @@ def _line_up(body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]", py_body: list[
     return list(zip(py_body, owner)) if len(owner) == len(py_body) else None
 
 
-_TREES: dict[int, tuple[str, ast.Module]] = {}
-
-
-def _python_tree(file: FileIndex) -> tuple[str, ast.Module] | None:
-    """(text, Python's own syntax tree) of ``file``, parsed once per text; None when the text is not
-    at hand or does not parse."""
-    text = file.source if file.source is not None else (file.module.code if file.module is not None else None)
-    if text is None:
-        return None
-    hit = _TREES.get(id(file))
-    if hit is None or hit[0] is not text:
-        built = file.python_tree() if text is file.source else None
-        try:
-            tree = built if built is not None else ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        if len(_TREES) > 16:
-            _TREES.clear()
-        hit = _TREES[id(file)] = (text, tree)
-    return hit
-
-
-_KEYWORDS: dict[int, tuple[str, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
+_KEYWORDS: dict[int, tuple[ast.Module, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
 
 
 def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
     char encoder with `CanineLayer(..., local=True)`)?  True when the file's text is not at hand.
     Read with Python's own parser (a libcst visit of a large model file costs a tenth of a second)."""
-    parsed = _python_tree(file)
-    if parsed is None:
+    tree = file.python_tree()
+    if tree is None:
         return True
-    text, tree = parsed
     hit = _KEYWORDS.get(id(file))
-    if hit is None or hit[0] is not text:
+    if hit is None or hit[0] is not tree:
         found: dict[str, list[ast.expr]] = {}
         defaults: dict[str, list[ast.expr | None]] = {}
         for n in ast.walk(tree):
@@ -957,7 +934,7 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
                         defaults.setdefault(field.target.id, []).append(field.value)
         if len(_KEYWORDS) > 64:
             _KEYWORDS.clear()
-        hit = _KEYWORDS[id(file)] = (text, found, defaults)
+        hit = _KEYWORDS[id(file)] = (tree, found, defaults)
     for value in hit[1].get(param, ()):
         if _forwarded(value, param, default):
             # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
@@ -1008,10 +985,10 @@ def _getattr_of(value: cst.BaseExpression, param: str, default: object) -> bool:
 def _assigned_in_caller(cls: "ClassInfo", name: str) -> bool:
     """Is ``name`` assigned (not only received as a parameter) in a function of ``cls``'s file that
     builds ``cls``?"""
-    parsed = _python_tree(cls.file)
-    if parsed is None:
+    tree = cls.file.python_tree()
+    if tree is None:
         return True
-    for fn in ast.walk(parsed[1]):
+    for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         builds = any(

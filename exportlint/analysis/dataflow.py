@@ -24,6 +24,7 @@ from exportlint.analysis.code_facts import (
     alternative_returns,
     optional_kernel_gate,
     predicate_function,
+    named_params,
     tested_devices,
     body_statements,
     checked_before_use,
@@ -443,8 +444,14 @@ class Interpreter(Calls):
             truth = None
         before = dict(frame.env)
         outs: list[dict[str, Val]] = []
-        gated: list[dict[str, Val]] = []  # arms only a non-default constructor setting takes
-        gates: list[str] = []  # ... and what each needs
+        gated: list[tuple[dict[str, Val], str]] = []  # arms only a non-default constructor setting takes, and what
+
+        def keep(env: dict[str, Val], gate: str | None) -> None:
+            if gate:
+                gated.append((env, gate))
+            else:
+                outs.append(env)
+
         if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
             filled = fills_optional_input(node, frame.func.node)
@@ -453,9 +460,7 @@ class Interpreter(Calls):
             try:
                 with self._context(frame, filled, gate, needed_input(cond)):
                     if self.block(body_statements(node.body), frame):
-                        (gated if gate else outs).append(frame.env)
-                        if gate:
-                            gates.append(frame.gate or gate)
+                        keep(frame.env, gate and frame.gate)  # the settings the arm needs, nested ones too
             finally:
                 self.on_device.pop()
         arm = outs[0] if outs else None
@@ -472,17 +477,13 @@ class Interpreter(Calls):
                 if isinstance(node.orelse, cst.Else):
                     with self._context(frame, None, gate, needed_input(cond, negated=True)):
                         if self.block(body_statements(node.orelse.body), frame):
-                            (gated if gate else outs).append(frame.env)
-                            if gate:
-                                gates.append(frame.gate or gate)
+                            keep(frame.env, gate and frame.gate)
                 else:
-                    (gated if gate else outs).append(frame.env)
-                    if gate:
-                        gates.append(gate)
+                    keep(frame.env, gate)
         if not outs and not gated:
             frame.env = before
             return False
-        frame.env = _join_envs(outs + gated)
+        frame.env = _join_envs(outs + [env for env, _ in gated])
         if arm is not None and len(outs) == 2 and not gated and not isinstance(node.orelse, cst.If):
             _correlate_flags(cond, arm, outs[1], frame.env)
         if outs and gated:
@@ -496,7 +497,7 @@ class Interpreter(Calls):
                     frame.env[name] = value.with_(tags=value.tags | fixed)
             # A value only a non-default setting's arm gives (sentence_transformers' `prompt_length`, None
             # unless `include_prompt=False`) carries that setting to the code that reads it later
-            for env, text in zip(gated, gates):
+            for env, text in gated:
                 for name, value in env.items():
                     if value.kinds - {NONE} and (name not in default or default[name].kinds <= {NONE}) and name in frame.env:
                         carried = frame.env[name]
@@ -987,7 +988,8 @@ class Interpreter(Calls):
             comparator = node.comparisons[0].comparator
             key = node.left.evaluated_value if isinstance(node.left, cst.SimpleString) else None
             if (len(node.comparisons) == 1 and isinstance(comparator, cst.Name) and isinstance(key, str)
-                    and comparator.value in _param_names(frame.func.node)):
+                    and isinstance(frame.func.node, cst.FunctionDef)
+                    and any(p.name.value == comparator.value for p in named_params(frame.func.node))):
                 given = isinstance(node.comparisons[0].operator, cst.In)
                 return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if given else 'needs_else'}:{comparator.value}[{key!r}]"}))
             return const()
@@ -1396,10 +1398,3 @@ def _carried_gate(event: ev.Event) -> str | None:
                     return tag[len("gated:"):]
     return None
 
-
-def _param_names(fn: cst.CSTNode) -> set[str]:
-    """The parameter names of a function (none for a lambda's or module's code)."""
-    if not isinstance(fn, cst.FunctionDef):
-        return set()
-    p = fn.params
-    return {a.name.value for a in [*p.posonly_params, *p.params, *p.kwonly_params]}

@@ -75,8 +75,15 @@ def _base_name(expr: cst.BaseExpression) -> str:
     return dotted(expr) or ""
 
 
-# FileIndex -> Python's syntax tree it was built from (see FileIndex.python_tree)
+# FileIndex -> Python's syntax tree of its text, for the latest few (see FileIndex.python_tree)
 _PYTHON_TREES: "dict[int, tuple[weakref.ref[FileIndex], ast.Module]]" = {}
+
+
+def _keep_python_tree(index: "FileIndex", tree: ast.Module) -> None:
+    while len(_PYTHON_TREES) >= 24:
+        del _PYTHON_TREES[next(iter(_PYTHON_TREES))]  # the oldest
+    _PYTHON_TREES[id(index)] = (weakref.ref(index), tree)
+
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
@@ -508,16 +515,27 @@ class FileIndex:
         return self._relative_base(_import_module_name(node.module), len(node.relative))
 
     def python_tree(self) -> ast.Module | None:
-        """Python's own syntax tree of this file's text, if :meth:`light` built this index from it recently
-        (kept for the last few files only: the trees of a whole project would not fit)."""
+        """Python's own syntax tree of this file's text (the one :meth:`light` was built from, or parsed
+        now), kept for the latest few files only: the trees of a whole project would not fit.  None when
+        the text is not at hand or does not parse."""
         hit = _PYTHON_TREES.get(id(self))
-        return hit[1] if hit is not None and hit[0]() is self else None
+        if hit is not None and hit[0]() is self:
+            return hit[1]
+        text = self._text if self._text is not None else (self.module.code if self.module is not None else None)
+        if text is None:
+            return None
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        _keep_python_tree(self, tree)
+        return tree
 
     def share_python_tree(self, other: "FileIndex") -> None:
         """This index is of the same text as ``other``: the Python tree ``other`` was built from serves it too."""
-        tree = other.python_tree()
-        if tree is not None:
-            _PYTHON_TREES[id(self)] = (weakref.ref(self), tree)
+        hit = _PYTHON_TREES.get(id(other))
+        if hit is not None and hit[0]() is other:
+            _keep_python_tree(self, hit[1])
 
     # -- building from ast (other files of the linted set) --------------------------------------
     @classmethod
@@ -541,9 +559,7 @@ class FileIndex:
         index.functions = _LazyDefs()
         index.def_lines = _def_lines(tree)
         index._index_ast(tree.body)
-        while len(_PYTHON_TREES) >= 24:
-            del _PYTHON_TREES[next(iter(_PYTHON_TREES))]  # the oldest
-        _PYTHON_TREES[id(index)] = (weakref.ref(index), tree)  # for the facts read with Python's parser (code_facts)
+        _keep_python_tree(index, tree)  # for the facts read with Python's parser (code_facts)
         return index
 
     def _index_ast(self, body: list[ast.stmt]) -> None:

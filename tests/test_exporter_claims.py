@@ -431,13 +431,14 @@ def test_numpy_on_a_shape_fails_non_strict_export():
         _export(_probe("p09c"))
 
 
-@pytest.mark.parametrize("fn", ["ceil", "floor", "maximum", "array"])
+@pytest.mark.parametrize("fn", ["ceil", "floor", "maximum", "array", "zeros"])
 def test_numpy_rounding_on_a_shape_exports_and_pins_the_result(fn):
     # EXL042's table: `int(np.ceil(n / 4))` passes torch.export and the program guards on the result
     import numpy as np
 
     f = {"ceil": lambda n: int(np.ceil(n / 4)), "floor": lambda n: int(np.floor(n / 4)),
-         "maximum": lambda n: int(np.maximum(n, 3)), "array": lambda n: int(np.array([n, 1])[0])}[fn]
+         "maximum": lambda n: int(np.maximum(n, 3)), "array": lambda n: int(np.array([n, 1])[0]),
+         "zeros": lambda n: np.zeros((n, 2)).shape[0]}[fn]
 
     class M(torch.nn.Module):
         def forward(self, x):

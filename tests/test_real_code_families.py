@@ -4309,3 +4309,16 @@ def test_an_input_annotated_optional_without_a_default_is_an_optional_input():
     """
     (d,) = [d for d in lint("from typing import Optional\n" + textwrap.dedent(src)) if d.code == "EXL003"]
     assert "optional input `chunk_size` is given" in d.hint
+
+
+def test_numpy_arrays_of_a_shape_pin_it():
+    # diffusers' safety checker `np.zeros(images[idx].shape)`: measured, torch.export passes and guards on the
+    # size (a warning, not the failure `np.sqrt(n)` is)
+    src = """
+    class Checker(nn.Module):
+        def forward(self, images):
+            blank = np.zeros(images[0].shape)
+            return images * 2, blank
+    """
+    found = {(d.line - 7, d.code, d.severity) for d in lint("import numpy as np\n" + textwrap.dedent(src))}
+    assert found == {(1, "EXL042", Severity.WARNING)}

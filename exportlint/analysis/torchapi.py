@@ -272,7 +272,8 @@ CONVERTERS = {"int", "float", "bool", "complex"}
 # on torch 2.13 (rule doc EXL042).
 NUMPY_PINNING = {
     "numpy.ceil", "numpy.floor", "numpy.trunc", "numpy.fix", "numpy.abs", "numpy.absolute", "numpy.clip",
-    "numpy.minimum", "numpy.maximum", "numpy.power", "numpy.array", "numpy.asarray",
+    "numpy.minimum", "numpy.maximum", "numpy.power", "numpy.array", "numpy.asarray", "numpy.zeros", "numpy.ones",
+    "numpy.empty", "numpy.full",
 }
 # Shape values leaving symbolic integer arithmetic (EXL042), measured on torch 2.13
 # (benchmarks/claims/measured.md).  jit.trace holds sizes as traced 0-d tensors: every conversion

@@ -22,7 +22,8 @@ torch_geometric), drawn after the fourth's; ``--corpus holdout6`` a sixth (basic
 pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch), drawn after the fifth's;
 ``--corpus holdout7`` a seventh (pyiqa, denoising_diffusion_pytorch, gluonts, mmrotate, timesfm,
 sentence_transformers, lpips), drawn after the sixth's; ``--corpus holdout8`` an eighth (funasr,
-imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the seventh's.
+imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the seventh's; ``--corpus
+holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after the eighth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -96,6 +97,11 @@ CORPORA = {
         "funasr": "funasr==1.4.16", "imagen_pytorch": "imagen-pytorch==2.1.0", "facexlib": "facexlib==0.3.0",
         "gfpgan": "gfpgan==1.3.8", "piq": "piq==0.8.0", "mmflow": "mmflow==0.5.2",
         "audiolm_pytorch": "audiolm-pytorch==2.4.0",
+    },
+    "holdout9": {
+        "mmagic": "mmagic==1.2.0", "surya": "surya-ocr==0.22.1", "lavis": "salesforce-lavis==1.0.2",
+        "TTS": "coqui-tts==0.28.0", "xlstm": "xlstm==2.0.6", "dac": "descript-audio-codec==1.0.0",
+        "tsai": "tsai==1.0.1",
     },
 }
 CONTEXT = 6

@@ -73,6 +73,7 @@ def _images(*sizes):
 
 SAFE_INPUTS = {
     "EXL040-bad0-export": _images((1, 8, 14, 14), (2, 8, 20, 12), (1, 8, 7, 9)),
+    "EXL040-bad1-export": _images((2, 3, 4, 4), (5, 2, 3), (1, 7)),
     "EXL042-bad1-export": _images((1, 3, 8, 8), (2, 3, 13, 7), (1, 1, 5, 31)),
     "EXL042-bad3-trace": _images((2, 4, 16), (2, 4, 13), (1, 3, 1), (1, 1, 65)),
 }

@@ -163,6 +163,15 @@ def _admits_none(text: str) -> bool:
 NON_TENSOR_SCALARS = {"float", "int", "bool", "complex", "Number", "numbers.Number"}
 
 
+def _host_annotation(text: str) -> bool:
+    """An annotation of host data: a number, a NumPy array, or a list / tuple of numbers."""
+    head = text.split("[", 1)[0]
+    if head in NON_TENSOR_SCALARS or head in NON_TENSOR_ANNOTATIONS or head.endswith("ndarray"):
+        return True
+    inner = text[len(head) + 1 : -1] if "[" in text else ""
+    return head in SEQ_ANNOTATIONS and bool(inner) and all(_host_annotation(m) for m in _top_level(inner, ",") if m != "...")
+
+
 def _top_level(text: str, sep: str) -> list[str]:
     """``text`` split at ``sep`` outside brackets (`list[int]|torch.Tensor` -> two members)."""
     parts, depth, start = [], 0, 0
@@ -202,8 +211,14 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
                 # would be a constant of the program)
                 return kind(TENSOR, "entry_input", prov=step)
             if any("Tensor" in m for m in members):
-                # `num_local_patches: list[int] | torch.Tensor`: a tensor, or a list the code turns it into
-                return kind(TENSOR, "maybe_tuple", "entry_input", prov=step)
+                # `num_local_patches: list[int] | torch.Tensor`: a tensor, or a list the code turns it into;
+                # what the arm where it is no tensor holds: host data when every other member is (FunASR's
+                # `ilens: Union[torch.LongTensor, numpy.ndarray, List[int]]`), or a list of tensors
+                others = [m for m in union if "Tensor" not in m.split("[", 1)[0]]
+                tags = ("else_host",) if all(_host_annotation(m) for m in others) else ()
+                if any(m.split("[", 1)[0] in SEQ_ANNOTATIONS and "Tensor" in m for m in others):
+                    tags = ("else_seq",)  # `Union[torch.Tensor, List[torch.Tensor]]`: else a list of tensors
+                return kind(TENSOR, "maybe_tuple", "entry_input", *tags, prov=step)
             return UNKNOWN
         if head in ("Dict", "dict", "Mapping", "typing.Dict"):
             return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)

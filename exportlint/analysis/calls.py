@@ -9,6 +9,7 @@ import libcst as cst
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.code_facts import (
+    exported_forward,
     forward_replaced,
 )
 from exportlint.analysis.dims import (
@@ -305,7 +306,7 @@ class Calls:
             return kind(TENSOR, *tags, prov=prov)
         if isinstance(module.ref, Instance):
             cls = module.ref.cls
-            found = cls.find_method("forward") if not forward_replaced(cls) else None
+            found = exported_forward(cls) if not forward_replaced(cls) else None
             if found is not None:
                 defining, fn = found
                 self.reached.add(id(cls))
@@ -501,8 +502,10 @@ class Calls:
             if data is not None and data.kinds and not data.contains(lambda v: (v.is_data or v.is_shape) and not v.has("const_tensor")):
                 return kind(TENSOR, "const_tensor", "param")  # torch.tensor(0.5), torch.tensor([c, 2.0]): a constant
             sized = data is not None and data.carries_runtime_values
-            # `torch.tensor(wav.shape)`, `torch.tensor([h, w])`: as many entries as the sequence, a static dim
-            counted = data is not None and (data.has("shape_seq") or (SEQ in data.kinds and data.items is not None))
+            # `torch.tensor(wav.shape)`, `torch.tensor([h, w])`: as many entries as the sequence, a static dim;
+            # also a list built by appending (RF-DETR's `spatial_shapes`, one (h, w) per feature level): a
+            # Python list's length is a plain int to every exporter
+            counted = data is not None and (data.has("shape_seq") or (SEQ in data.kinds and not data.is_tensor))
             return kind(TENSOR, *(("size_tensor",) if sized else ()), *(("fixed:0", "rank:1") if counted else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
@@ -784,7 +787,8 @@ class Calls:
                     and not (isinstance(a.value, cst.Name) and a.value.value in ("None", "False"))
                     for a in node.args
                 )
-                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements, recomputed), frame)
+                element = positions == "all" and len(args.positional) > 1 and param == names[0]
+                self.emit(ev.SizeArg(arg_node, qual or f".{method}()", param, value, elements, recomputed, element), frame)
         sspec = None
         if qual is not None and qual.startswith("torch."):
             sspec = api.SLICE_FUNCS.get(qual[len("torch."):])

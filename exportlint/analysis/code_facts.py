@@ -1344,7 +1344,39 @@ def requires_targets(cls: ClassInfo) -> bool:
         return False
     _, fn = found
     params = list(fn.params.posonly_params) + list(fn.params.params)
-    return any(p.default is None and _GROUND_TRUTH.search(p.name.value) for p in params[1:])
+    if any(p.default is None and _GROUND_TRUTH.search(p.name.value) for p in params[1:]):
+        return True
+    # A forward beside the class's own inference method that requires inputs the inference method
+    # does without (Coqui TTS / ESPnet / torchaudio: Tacotron2's decoder `forward(inputs, memories,
+    # mask)` teacher-forced on target mels next to `inference(inputs)`; an acoustic model's
+    # `forward(tokens, src_lens, mels, mel_lens, pitches, ...)`): those inputs are ground truth and
+    # the forward a training step; the inference method is what gets exported.
+    for name in _INFERENCE_METHODS:
+        other = cls.find_method(name)
+        if other is None:
+            continue
+        _, infer = other
+        accepted = {p.name.value for p in list(infer.params.posonly_params) + list(infer.params.params) + list(infer.params.kwonly_params)}
+        if isinstance(infer.params.star_kwarg, cst.Param) or _calls_forward(infer):
+            return False  # ESMFold's `infer(sequences)` tokenises strings and calls `self.forward(aa, ...)`
+        return any(p.default is None and p.name.value not in accepted for p in params[1:])
+    return False
+
+
+def _calls_forward(fn: cst.FunctionDef) -> bool:
+    """`self(...)` or `self.forward(...)` somewhere in ``fn``."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            found = found or dotted(node.func) in ("self", "self.forward")
+
+    fn.body.visit(V())
+    return found
+
+
+_INFERENCE_METHODS = ("inference", "infer")
 
 
 _LOSS_NAME = re.compile(r"(^|_)loss(es)?($|_)")
@@ -1395,6 +1427,10 @@ def _first_returned_name(value: cst.BaseExpression | None) -> str | None:
         return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
     elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and value.args and value.args[0].keyword is not None:
         return value.args[0].keyword.value
+    elif isinstance(value, cst.Call) and value.args and value.args[0].keyword is not None and _sum_of_losses(value.args[0].value):
+        # `return BlipOutput(loss=loss_itc + loss_itm, ...)`: a loss computed on every call (not
+        # transformers' `CausalLMOutput(loss=loss, ...)`, None without labels)
+        return value.args[0].keyword.value
     if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
         return value.attr.value  # `return self.loss, acc, ppl`: the loss kept on the module (ESPnet's RNN decoder)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -1404,6 +1440,32 @@ def _first_returned_name(value: cst.BaseExpression | None) -> str | None:
             return receiver.value
         return method
     return value.value if isinstance(value, cst.Name) else None
+
+
+def _sum_of_losses(node: cst.BaseExpression) -> bool:
+    """`loss_itc + loss_itm + loss_lm`: two or more losses added."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)):
+        return False
+    parts: list[cst.BaseExpression] = []
+    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        parts.append(node.right)
+        node = node.left
+    parts.append(node)
+    return all(isinstance(p, cst.Name) and _LOSS_NAME.search(p.value) for p in parts)
+
+
+def exported_forward(cls: ClassInfo) -> tuple[ClassInfo, cst.FunctionDef] | None:
+    """The method an export of this Module runs: the project's export forward when it writes one
+    (``api.EXPORT_FORWARDS``), else `forward` (None: neither)."""
+    for name in api.EXPORT_FORWARDS:
+        found = cls.find_method(name)
+        if found is not None:
+            return found
+    return cls.find_method("forward")
+
+
+def has_export_forward(cls: ClassInfo) -> bool:
+    return any(cls.find_method(name) is not None for name in api.EXPORT_FORWARDS)
 
 
 def forward_replaced(cls: ClassInfo) -> bool:
@@ -1528,15 +1590,18 @@ _DATA_PIPELINE_DIR = re.compile(r"^(data_)?pre_?process(ors?|ing)$|^augment|^spe
 
 
 # `SpecAug`, `SpecAugLFR`, `ProfileAug` (SpecAugment and its kin in ESPnet / FunASR): `Aug` ending a word
-_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp|Aug(?=[A-Z0-9_]|$)")
+# `MakeCutouts` (the random crops of CLIP guidance), timm's `Cutout`
+_AUGMENTATION_NAME = re.compile(r"^Random|Augment|AugMix|^Mixup|^CutMix|^MixUp|Aug(?=[A-Z0-9_]|$)|Cutouts?$")
+# a module of transforms beside the model (lavis' `clip_models/transform.py` with `ResizeMaxSize`)
+_DATA_PIPELINE_FILES = {"transform.py", "transforms.py"}
 
 
 def is_data_pipeline(cls: ClassInfo) -> bool:
     """A data-augmentation / data-loading Module: not an export root."""
     if _AUGMENTATION_NAME.search(cls.name):
         return True
-    parts = os.path.normpath(cls.file.path).split(os.sep)[:-1]
-    return any(p in DATA_PIPELINE_DIRS or _DATA_PIPELINE_DIR.search(p) for p in parts[-3:])
+    parts = os.path.normpath(cls.file.path).split(os.sep)
+    return parts[-1] in _DATA_PIPELINE_FILES or any(p in DATA_PIPELINE_DIRS or _DATA_PIPELINE_DIR.search(p) for p in parts[-4:-1])
 
 
 # Decoding searches over a model (torchaudio's `RNNTBeamSearch`, espnet's `BeamSearch`, fairseq's

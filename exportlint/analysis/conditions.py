@@ -198,7 +198,7 @@ def tensor_test(value: Val, types: set[str]) -> bool | None:
 
 
 def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], dict[str, Val]]:
-    """What ``isinstance`` tests in ``test`` tell about names: (when true, when false)."""
+    """What ``isinstance`` / ``torch.is_tensor`` tests in ``test`` tell about names: (when true, when false)."""
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
@@ -206,18 +206,28 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
         left, _ = _narrowing(test.left, frame)
         right, _ = _narrowing(test.right, frame)
         return {**left, **right}, {}
-    if not (isinstance(test, cst.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2):
+    if isinstance(test, cst.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2:
+        types = type_names(test.args[1].value)
+    elif isinstance(test, cst.Call) and dotted(test.func) == "torch.is_tensor" and len(test.args) == 1:
+        types = {"torch.Tensor"}  # `if not torch.is_tensor(ilens): ilens = torch.from_numpy(np.asarray(ilens))`
+    else:
         return {}, {}
     subject = dotted(test.args[0].value)
     if subject is None:
         return {}, {}
-    types = type_names(test.args[1].value)
     current = frame.lookup(subject) or UNKNOWN
     yes: Val | None = None
     no: Val | None = None
     if types <= _TENSOR_TYPES | _ARRAY_TYPES and types & _TENSOR_TYPES:
         yes = kind(TENSOR, prov=current.prov) if not current.is_tensor else current.with_(tags=current.tags - {"maybe_tuple"})
-        no = UNKNOWN
+        # where it is no tensor: what the annotation's other members say (host data, a list of tensors),
+        # else unknown
+        if current.has("else_host"):
+            no = const()
+        elif current.has("else_seq"):
+            no = seq_of(kind(TENSOR, "maybe_tuple", prov=current.prov))
+        else:
+            no = UNKNOWN
     elif types <= _SEQ_TYPES:
         yes = current if SEQ in current.kinds else seq_of(UNKNOWN)
     elif types <= _SCALAR_TYPES:

@@ -29,6 +29,8 @@ from exportlint.analysis.code_facts import (
     body_statements,
     checked_before_use,
     config_gate,
+    exported_forward,
+    has_export_forward,
     constructor_default,
     describe_setting,
     fills_optional_input,
@@ -145,8 +147,9 @@ class Interpreter(Calls):
             modules = [
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
-                and not is_runtime_wrapper(c) and not requires_targets(c) and not returns_a_loss(c)
-                and not forward_replaced(c) and not takes_a_python_object(c)
+                and (has_export_forward(c) or (
+                    not is_runtime_wrapper(c) and not requires_targets(c) and not returns_a_loss(c)
+                    and not forward_replaced(c) and not takes_a_python_object(c)))
             ]
         else:
             modules = [c for c in entries if c.find_method("forward")]
@@ -157,7 +160,7 @@ class Interpreter(Calls):
         for cls in sorted(modules, key=lambda c: (id(c) in built, -order[id(c)])):
             if id(cls) not in self.reached:
                 self.reached.add(id(cls))
-                defining, fn = cls.find_method("forward")  # type: ignore[misc]
+                defining, fn = exported_forward(cls)  # type: ignore[misc]
                 self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
                 self.regions = []
                 self.unused_by = _never_called(built.get(id(cls), ()), self.reached, self.attrs_read)
@@ -958,13 +961,17 @@ class Interpreter(Calls):
             operands.append(self.expr(target.comparator, frame))
             if not isinstance(target.operator, (cst.Is, cst.IsNot)):
                 identity = False
+        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)) and (
+            isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None"
+        ):
+            identity = True  # `attention_mask != None`: a tensor compared with None gives a Python bool (measured)
         if identity:
             # `x is None` never depends on data; it is known when x is known to be None
             if len(operands) == 2 and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
                 is_none = True if operands[0].kinds == frozenset({NONE}) and operands[0].truth is False else None
                 if _never_none(operands[0]):
                     is_none = False  # `if max_len is None:` when every caller passes a size: never taken
-                is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
+                is_not = isinstance(node.comparisons[0].operator, (cst.IsNot, cst.NotEqual))
                 if is_none is not None:
                     return decided(is_none != is_not)
                 optional = sorted(t[len("optional:"):] for t in operands[0].tags if t.startswith("optional:"))

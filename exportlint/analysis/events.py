@@ -105,6 +105,9 @@ class SizeArg(Event):
     # the call passes `recompute_scale_factor` (not a literal None / False): the output size is then
     # computed from the scale in Python, as a symbolic integer
     recomputed: bool = False
+    # one of several sizes passed one by one (`x.view(n, h, w, 1)`): a 0-d tensor there is a valid size
+    # in eager (it converts through `__index__`), unlike a tensor that is the whole size
+    element: bool = False
 
 
 @dataclass

@@ -33,6 +33,10 @@ VALIDATING_CALLS = CHECK_FUNCS | {"_assert", "_assert_async"}
 # `experts_implementation="eager"` is asked for, so the class's own (eager loop) forward is not what
 # a default export runs.
 FORWARD_REPLACING_DECORATORS = {"use_experts_implementation"}
+# Methods a project writes for its exporters to call instead of `forward` (RF-DETR's `export()` sets
+# `m.forward = m.forward_export` on every module that has one; diffusers' ONNX conversion calls the
+# safety checker's `forward_onnx`)
+EXPORT_FORWARDS = ("forward_export", "export_forward", "forward_onnx", "onnx_forward", "forward_for_export")
 
 # Model libraries' wrappers of those predicates, by the name they are imported under.
 PREDICATE_HELPERS = {

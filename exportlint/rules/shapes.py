@@ -125,7 +125,7 @@ class SizeTensorConcat(Rule):
         bad = [v for v in _size_parts(e) if v.has("size_tensor") and v.is_tensor]
         if not bad:
             return
-        whole = e.value.has("size_tensor") and e.value.is_tensor
+        whole = e.value.has("size_tensor") and e.value.is_tensor and not e.element
         if whole:
             why = "a tensor is not a valid size (eager raises `TypeError` in torch 2.13, so every exporter fails)"
         elif ctx.trace:

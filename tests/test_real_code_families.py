@@ -4505,3 +4505,37 @@ def test_a_tensor_built_from_a_python_list_has_a_static_length():
             return proposals(memory, spatial_shapes), [m for m in memory.float()]
     """
     assert codes(src) == {(15, "EXL010")}
+
+
+def test_a_collection_init_leaves_empty_for_other_methods_to_fill_is_a_setting():
+    # lavis' T5 (transformers' older attention): `self.pruned_heads = set()`, grown only by `prune_heads()`;
+    # `if self.pruned_heads:` selects heads with a mask (holdout9: judged a path a default export never
+    # takes, unstated); a collection forward itself rebuilds stays a plain value
+    src = """
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pruned_heads = set()
+
+        def prune_heads(self, heads):
+            self.pruned_heads = self.pruned_heads.union(heads)
+
+        def forward(self, scores, position_bias):
+            if self.pruned_heads:
+                mask = torch.ones(position_bias.shape[1])
+                position_bias = position_bias[:, mask.bool()]
+            return scores + position_bias
+
+    class Rebuilt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kept = []
+
+        def forward(self, scores, position_bias):
+            self.kept = [1]
+            if self.kept:
+                position_bias = position_bias[:, position_bias.sum(0) > 0]
+            return scores + position_bias
+    """
+    found = {(d.line - HEADER.count("\n"), d.code, d.severity, "non-default `self.pruned_heads`" in d.hint) for d in lint(src)}
+    assert found == {(13, "EXL032", Severity.INFO, True), (24, "EXL032", Severity.INFO, False)}

@@ -23,7 +23,9 @@ pytorch_forecasting, mmdet3d, chronos, pytorch_tabnet, vector_quantize_pytorch),
 ``--corpus holdout7`` a seventh (pyiqa, denoising_diffusion_pytorch, gluonts, mmrotate, timesfm,
 sentence_transformers, lpips), drawn after the sixth's; ``--corpus holdout8`` an eighth (funasr,
 imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the seventh's; ``--corpus
-holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after the eighth's.
+holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after the eighth's; ``--corpus
+holdout10`` a tenth (controlnet_aux, iopaint, vocos, mace, mmyolo, chemprop, torchcrepe), drawn after the
+ninth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -102,6 +104,11 @@ CORPORA = {
         "mmagic": "mmagic==1.2.0", "surya": "surya-ocr==0.22.1", "lavis": "salesforce-lavis==1.0.2",
         "TTS": "coqui-tts==0.28.0", "xlstm": "xlstm==2.0.6", "dac": "descript-audio-codec==1.0.0",
         "tsai": "tsai==1.0.1",
+    },
+    "holdout10": {
+        "controlnet_aux": "controlnet-aux==0.0.10", "iopaint": "IOPaint==1.6.0", "vocos": "vocos==0.1.0",
+        "mace": "mace-torch==0.3.16", "mmyolo": "mmyolo==0.6.0", "chemprop": "chemprop==2.3.1",
+        "torchcrepe": "torchcrepe==0.0.24",
     },
 }
 CONTEXT = 6

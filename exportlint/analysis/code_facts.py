@@ -774,7 +774,7 @@ def _toggled_default(cls: "ClassInfo", attr: str, exprs: list[cst.BaseExpression
     `enable_tiling()`; forward never sets it): code under `if self.use_tiling:` is a non-default path."""
     init = cls.methods.get("__init__")
     forward = cls.methods.get("forward")
-    if init is None or not all(literal(e)[0] for e in exprs):
+    if init is None:
         return None
     if forward is not None and _assigns_self_attr(forward, attr):
         return None
@@ -784,8 +784,26 @@ def _toggled_default(cls: "ClassInfo", attr: str, exprs: list[cst.BaseExpression
     top = [small for line in body_statements(init.body) if isinstance(line, cst.SimpleStatementLine) for small in line.body]
     if len(inits) != 1 or inits[0] not in top or not isinstance(inits[0], cst.Assign) or len(inits[0].targets) != 1:
         return None
+    empty = _empty_container(inits[0].value)
+    if empty is not None:
+        # a collection `__init__` starts empty and only other methods fill (T5's `self.pruned_heads = set()`,
+        # grown by `prune_heads()`): code under `if self.pruned_heads:` runs only after such a call
+        return f"self.{attr}", empty
+    if not all(literal(e)[0] for e in exprs):
+        return None
     ok, value = literal(inits[0].value)
     return (f"self.{attr}", value) if ok and (value is None or isinstance(value, (bool, int, float, str))) else None
+
+
+def _empty_container(node: cst.BaseExpression) -> object | None:
+    """The empty collection ``node`` builds (`set()`, `[]`, `{}`, `dict()`, `list()`), or None."""
+    if isinstance(node, cst.List) and not node.elements:
+        return []
+    if isinstance(node, cst.Dict) and not node.elements:
+        return {}
+    if isinstance(node, cst.Call) and not node.args and dotted(node.func) in ("set", "list", "dict", "tuple"):
+        return {"set": set(), "list": [], "dict": {}, "tuple": ()}[dotted(node.func)]
+    return None
 
 
 def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:

@@ -473,6 +473,22 @@ def test_torch_tensor_of_one_shape_value_is_dynamic_everywhere_but_a_list_is_bak
     assert _outcome(_trace(many)[0], many) == "mismatch"
 
 
+def test_as_tensor_of_a_size_specialises_in_torch_export_but_torch_tensor_does_not():
+    """EXL042: p17i `torch.as_tensor(n)` pins the batch under torch.export (Dim.AUTO: static; a named Dim
+    fails) and the ONNX dynamo model keeps the example's value; jit.trace keeps it. p17j, the same with
+    `torch.tensor(n)` (EXL042's fix), as a `reshape` size: every exporter follows the size (EXL040 quiet)."""
+    pinned, fixed = _probe("p17i"), _probe("p17j")
+    assert _outcome(_export(pinned).module(), pinned) == "raise"  # `Guard failed: x.size()[0] == 8`
+    with pytest.raises(Exception, match="Constraints violated"):
+        _export(pinned, hint=Dim.DYNAMIC)
+    assert _outcome(_onnx_dynamo(pinned, hint=Dim.AUTO), pinned) != "match"
+    assert _outcome(_trace(pinned)[0], pinned) == "match"
+    assert _outcome(_export(fixed, hint=Dim.DYNAMIC).module(), fixed) == "match"
+    assert _outcome(_onnx_dynamo(fixed), fixed) == "match"
+    assert _outcome(_onnx_legacy(fixed), fixed) == "match"
+    assert _outcome(_trace(fixed)[0], fixed) == "match"
+
+
 def test_torch_tensor_of_a_range_over_a_size_specialises():
     probe = _probe("p15")
     ep = _export(probe)

@@ -76,6 +76,7 @@ SAFE_INPUTS = {
     "EXL040-bad1-export": _images((2, 3, 4, 4), (5, 2, 3), (1, 7)),
     "EXL042-bad1-export": _images((1, 3, 8, 8), (2, 3, 13, 7), (1, 1, 5, 31)),
     "EXL042-bad3-trace": _images((2, 4, 16), (2, 4, 13), (1, 3, 1), (1, 1, 65)),
+    "EXL042-bad4-export": _images((8, 2, 4, 4), (4, 3, 5, 2), (12, 1, 6, 6), (2, 2, 3, 3)),
 }
 
 
@@ -135,6 +136,8 @@ def _example(example_id):
         ("EXL042-bad1-export", _export_dynamic, (torch.randn(1, 3, 8, 8),), (torch.randn(1, 3, 12, 10),)),
         # math.ceil(n / 8) is baked by jit.trace; (n + 7) // 8 is recorded
         ("EXL042-bad3-trace", _trace, (torch.randn(2, 4, 16),), (torch.randn(2, 4, 21),)),
+        # torch.as_tensor(n) pins the batch under torch.export; torch.tensor(n) follows it
+        ("EXL042-bad4-export", _export_dynamic, (torch.randn(8, 2, 4, 4),), (torch.randn(12, 2, 6, 6),)),
         # size=(hw[0], hw[1]) of a size tensor is baked by jit.trace; the shape ints are recorded
         ("EXL040-bad0-export", _trace, (torch.randn(1, 8, 14, 14),), (torch.randn(1, 8, 20, 12),)),
     ],

@@ -463,6 +463,24 @@ class P17C(nn.Module):
         return boxes * torch.tensor([w, h, w, h])
 
 
+@probe("p17i", "`torch.as_tensor(x.shape[0])` as a `reshape` size (StyleGAN's minibatch-std group)",
+       lambda: (r(8, 3),), lambda: (r(5, 3),), {0: [0]})
+class P17I(nn.Module):
+    def forward(self, x):
+        g = torch.as_tensor(x.shape[0])
+        return x.reshape(g, -1).sum(1)
+
+
+@probe("p17j", "`torch.min(torch.tensor(4), torch.tensor(n))` as a `reshape` size (the fix of p17i)",
+       lambda: (r(8, 2, 4, 4),), lambda: (r(12, 2, 6, 6),), {0: [0, 2, 3]})
+class P17J(nn.Module):
+    def forward(self, x):
+        n, c, h, w = x.shape
+        g = torch.min(torch.tensor(4), torch.tensor(n))
+        y = x.reshape(g, -1, c, h, w).square().mean(dim=0).mean(dim=[1, 2, 3]).reshape(-1, 1, 1, 1)
+        return torch.cat([x, y.repeat(g, 1, h, w)], dim=1)
+
+
 @probe("p17d", "`torch.tensor([x.sum().item(), 1.0])` (data-dependent scalar)",
        lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
 class P17D(nn.Module):

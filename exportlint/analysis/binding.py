@@ -20,6 +20,8 @@ from exportlint.analysis.code_facts import (
     static_predicate,
 )
 from exportlint.analysis.dims import (
+    ELEMENTWISE_LAYERS,
+    NORM_LAYERS,
     TENSOR_WRAPPERS,
     param_shape_tag,
     with_declared_dims,
@@ -94,13 +96,13 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
         elif name in keywords:
             env[name] = _annotated(p, keywords.pop(name), ref)
         else:
-            env[name] = _default_value(p)
+            env[name] = _default_value(p, interp)
     for p in params.kwonly_params:
         name = p.name.value
         if call is None:
             env[name] = _param_default_kind(p, entry, ref, name, interp)
         else:
-            env[name] = keywords.pop(name, None) or _default_value(p)
+            env[name] = keywords.pop(name, None) or _default_value(p, interp)
     star = params.star_arg
     if isinstance(star, cst.Param):
         extra = positional[len(plist):] if call is not None else []
@@ -124,12 +126,20 @@ def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
     return seq_of(UNKNOWN) if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")) else value
 
 
-def _default_value(p: cst.Param) -> Val:
+def _default_value(p: cst.Param, interp: Interpreter | None = None) -> Val:
+    """A parameter the call does not pass: its default.  A literal one is, in library code, a setting
+    with that default (NormalBAE's decoder `forward(self, features, gt_norm_mask=None, mode='test')`,
+    called as `self.decoder(self.encoder(img), **kwargs)`: code under `if mode == 'train':` runs only
+    with a non-default `mode`)."""
     if p.default is None:
         return UNKNOWN
     if isinstance(p.default, cst.Name) and p.default.value in ("None", "True", "False"):
         value = p.default.value
         return kind(NONE) if value == "None" else decided(value == "True")
+    if interp is not None and interp.library_mode:
+        ok, default = literal(p.default)
+        if ok and isinstance(default, (int, float, str)) and not isinstance(default, bool):
+            return Val(kinds=frozenset({CONST}), tags=frozenset({config_tag(p.name.value, default)}))
     return const()
 
 
@@ -335,6 +345,21 @@ _TUPLE_RETURNING_NN = {
 }
 
 
+def _shape_keeping_default(cls: ClassInfo, func: cst.BaseExpression) -> str | None:
+    """torch.nn's activation or normalisation layer an `__init__` parameter called as a constructor
+    defaults to (`act: Type[nn.Module] = nn.GELU`): its qualified name, else None."""
+    init = cls.methods.get("__init__")
+    if not isinstance(func, cst.Name) or init is None:
+        return None
+    for p in named_params(init):
+        if p.name.value == func.value and p.default is not None:
+            qual = cls.file.qualify(p.default) or ""
+            layer = qual.rsplit(".", 1)[-1]
+            if qual.startswith("torch.nn.") and (layer in ELEMENTWISE_LAYERS or layer in NORM_LAYERS):
+                return qual
+    return None
+
+
 def _class_parameter(cls: ClassInfo, param: str) -> Val | None:
     """The submodule an `__init__` parameter holding a class builds (`downsample(...)` with
     `downsample=SwinPatchMerging` or None from the calls building ``cls``): the module classes of the
@@ -389,7 +414,9 @@ def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]
 
     for cls in file.classes.values():
         cls.scan_attrs()
-        for name, exprs in cls.attr_exprs.items():
+        # `self.blocks = nn.ModuleList()` then `self.blocks.append(Block(...))` in a loop builds them too
+        # (segment-anything's ImageEncoderViT: its blocks see the grid its pos_embed fixes)
+        for name, exprs in [*cls.attr_exprs.items(), *cls.appended.items()]:
             for expr in exprs:
                 v = _classify_attr_expr(expr, cls)
                 if not (isinstance(v.ref, Instance) and v.ref.cls is cls):
@@ -509,6 +536,11 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             if options and len(options) == len(names) and all(c.is_module() for c in options):
                 return join([_module_val(c) for c in options])
         last = name.rsplit(".", 1)[-1] if name else ""
+        default = _shape_keeping_default(cls, expr.func)
+        if default is not None:
+            # `self.act = act()` with `act: Type[nn.Module] = nn.GELU` (segment-anything's MLPBlock): an
+            # activation / normalisation layer class by default, which keeps its input's shape
+            return _module_val(default, (expr, fi))
         if last in _SHAPE_KEEPING_FACTORIES:
             # `self.norm1 = norm_layer(dim)`, `self.act = act_layer()`: a constructor argument that is a
             # normalisation / activation layer class; whichever it is, it keeps its input's shape

@@ -36,7 +36,7 @@ from exportlint.analysis.index import ClassInfo, dotted
 from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
     Alternatives, CONST, DDS, ModuleRef, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, combine, const, element_of,
-    join, kind, merge_prov, seq_of, tuple_of,
+    is_size_data, join, kind, merge_prov, seq_of, tuple_of,
 )
 from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val, _object_val
 from exportlint.analysis.conditions import _read_without_data, tensor_test, type_names
@@ -62,6 +62,27 @@ _SHAPE_KEEPING = {
     "to", "long", "int", "float", "double", "half", "bfloat16", "contiguous", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "view", "reshape", "cpu", "cuda", "type_as", "abs", "neg",
 }
+
+
+# A 0-d tensor holding one size (`torch.tensor(n)`, `torch.min(torch.tensor(4), torch.tensor(n))`): every
+# exporter keeps it tied to the size, also as one of the sizes of a `reshape` (measured: EXL040's rule doc)
+ONE_SIZE = ("one_size", "scalar")
+
+
+def _one_size(data: Val) -> bool:
+    """One size value, not a sequence of them (`torch.tensor(n)`, not `torch.tensor([h, w])`)."""
+    return data.is_shape and not data.is_tensor and not data.is_data and SEQ not in data.kinds
+
+
+def _input_shape_kept(qual: str, args: "CallArgs", result: Val) -> Val:
+    """`F.gelu(x)` has x's static dims and rank, `F.pad(x, ...)` x's rank."""
+    last = qual.rsplit(".", 1)[-1]
+    if not result.is_definite_tensor or not args.positional or not args.positional[0].is_definite_tensor or not (
+            qual.startswith(("torch.nn.functional.", "torch.")) and last in api.SHAPE_KEEPING_FUNCS | api.RANK_KEEPING_FUNCS):
+        return result
+    prefixes = ("fixed:", "dims:", "rank:") if last in api.SHAPE_KEEPING_FUNCS else ("rank:",)
+    kept = {t for t in args.positional[0].tags if t.startswith(prefixes)}
+    return result.with_(tags=result.tags | kept) if kept else result
 
 
 def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
@@ -421,7 +442,8 @@ class Calls:
         if result.is_tensor and ((qual in api.FACTORY_FUNCS or spec is not None) and derived_sizes(args.all())
                                  or qual.rsplit(".", 1)[-1] in api.RESIZING_OPS):
             result = result.with_(tags=result.tags | {"derived_dims"})  # torch.arange(n // 2), F.max_pool2d(x, 2)
-        return result
+        return _input_shape_kept(qual, args, result)
+
 
     def _call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
         if qual.rsplit(".", 1)[-1] in api.CHECK_FUNCS:
@@ -472,6 +494,9 @@ class Calls:
             if repeats is not None and repeats.is_tensor and not repeats.has("const_tensor"):  # as for the method
                 data_shape = True
                 self.emit(ev.DataShapeOp(node, "torch.repeat_interleave", repeats, self.checking > 0), frame)
+        pinned = self._size_to_tensor(node, qual, args, frame)
+        if pinned is not None:
+            return pinned
         result = self._torch_result(qual, last, args)
         if last == "pad_sequence" and result.is_tensor:
             # one row per element of a Python list (its length is static), padded to the longest: data-dependent
@@ -493,6 +518,19 @@ class Calls:
             return with_data_shape(result)
         return result
 
+    def _size_to_tensor(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val | None:
+        """`torch.as_tensor(n)` / `torch.asarray(n)` of one size: torch.export specialises the size (unlike
+        `torch.tensor(n)`), jit.trace keeps it traced (measured: EXL042's rule doc).  None: any other call."""
+        if qual not in api.SIZE_PINNING_CTORS or not args.positional or not node.args:
+            return None
+        size = args.positional[0]
+        if not size.is_shape or size.is_data or size.is_tensor or SEQ in size.kinds:
+            return None
+        fixed = self.shape_conversion(node, f"{qual}()", size, node.args[0].value, frame)
+        if CONST in fixed.kinds and not fixed.is_shape:
+            return kind(TENSOR, "const_tensor", "param")  # the example's size, a constant of the program
+        return kind(TENSOR, "size_tensor", *ONE_SIZE, prov=args.prov())
+
     def _torch_result(self, qual: str, last: str, args: "CallArgs") -> Val:
         prov = args.prov()
         if last in api.RANDOM_FUNCS:
@@ -506,6 +544,8 @@ class Calls:
             # also a list built by appending (RF-DETR's `spatial_shapes`, one (h, w) per feature level): a
             # Python list's length is a plain int to every exporter
             counted = data is not None and (data.has("shape_seq") or (SEQ in data.kinds and not data.is_tensor))
+            if sized and _one_size(data):
+                return kind(TENSOR, "size_tensor", *ONE_SIZE, prov=prov)  # torch.tensor(n): n itself, traced
             return kind(TENSOR, *(("size_tensor",) if sized else ()), *(("fixed:0", "rank:1") if counted else ()), prov=prov)
         if qual in api.STACK_FUNCS:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
@@ -535,7 +575,9 @@ class Calls:
             # `torch.div(seq_len, w, rounding_mode="trunc")`: a 0-d tensor computed from sizes only; the
             # exporters keep it symbolic (torch.export) or traced (jit.trace) where it is used as a size
             return kind(TENSOR, "scalar", "from_sizes", prov=prov)
-        sized = bool(tensors) and all(v.has("size_tensor") for v in tensors)
+        sized = is_size_data(tensors)
+        if sized and all(v.has("one_size") or v.has("const_tensor") for v in tensors) and last in api.ELEMENTWISE_SIZE_FUNCS:
+            return kind(TENSOR, "size_tensor", *ONE_SIZE, prov=prov)  # torch.min(torch.tensor(4), torch.tensor(n))
         if all(v.has("const_tensor") for v in tensors) and all(v.kinds <= {CONST, NONE} or v.has("const_tensor") for v in args.all()):
             if qual not in api.FACTORY_FUNCS and not all(v.kinds for v in args.all()):
                 # an unknown argument of a factory is a size or a fill value; of any other op it may be a

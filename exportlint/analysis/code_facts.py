@@ -1582,15 +1582,21 @@ def shortcut_return(node: cst.If, frame: Frame) -> bool:
 _METRIC_FILE = re.compile(r"(^|_)metrics?(_|\.py$)")  # `metrics.py`, `seg_metric.py`, not `geometric.py`
 
 
+# GAN discriminators (vocos' `MultiPeriodDiscriminator` / `DiscriminatorP`, StyleGAN's `DiscriminatorBlock`) and
+# weight-EMA keepers (latent diffusion's `LitEma`, timm's `ModelEma`): training code beside the model
+_TRAINING_NAME = re.compile(r"Discriminator|^(Lit|Model)?E[Mm][Aa](V\d+)?$|EMAModel$|ExponentialMovingAverage")
+
+
 def is_training_only(cls: ClassInfo) -> bool:
-    """Losses, criteria, matchers, assigners and evaluation metrics (also any Module of a `loss` /
-    `losses` / `metrics` package or a `*loss*.py` / `*metric*.py` file): training and evaluation code,
-    never exported."""
+    """Losses, criteria, matchers, assigners, evaluation metrics, GAN discriminators and weight EMAs
+    (also any Module of a `loss` / `losses` / `metrics` package or a `*loss*.py` / `*metric*.py` /
+    `discriminator(s).py` file): training and evaluation code, never exported."""
     parts = os.path.normpath(cls.file.path).split(os.sep)
-    if any(p in ("loss", "losses", "metrics") for p in parts[-3:-1]) or "loss" in parts[-1].lower() or _METRIC_FILE.search(parts[-1].lower()):
+    if (any(p in ("loss", "losses", "metrics", "discriminators") for p in parts[-3:-1]) or "loss" in parts[-1].lower()
+            or _METRIC_FILE.search(parts[-1].lower()) or parts[-1] in ("discriminator.py", "discriminators.py")):
         return True
     for c in cls.iter_mro():
-        if c.name.endswith(LOSS_SUFFIXES):
+        if c.name.endswith(LOSS_SUFFIXES) or _TRAINING_NAME.search(c.name):
             return True
         for base in c.base_names:
             qual = c.file.qualify_name(base) or base
@@ -1640,9 +1646,14 @@ _RUNTIME_LOADERS = ("torch.jit.load", "torch.export.load", "cv2.dnn.readNet", "c
 
 def is_runtime_wrapper(cls: ClassInfo) -> bool:
     """A Module that runs around a model rather than being one: a decoding search, post-processing of
-    its outputs, or a wrapper that loads exported models into inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or
-    calls `torch.jit.load`).  Not an export root."""
+    its outputs, a simulation engine's calculator (MACE's / NequIP's `calculators/`: they hand a
+    simulator's state to the model an MD engine loads), or a wrapper that loads exported models into
+    inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or calls `torch.jit.load`).
+    Not an export root."""
     if _SEARCH_NAME.search(cls.name):
+        return True
+    parts = os.path.normpath(cls.file.path).split(os.sep)
+    if "calculators" in parts[-3:-1] or parts[-1] == "calculator.py":
         return True
     text = cls.file.source
     if text is not None and not _names_runtimes(text):

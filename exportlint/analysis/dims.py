@@ -497,6 +497,8 @@ def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElemen
     if "new" in entries or "fixed" not in entries:
         return result
     added = set()
+    if all(e in ("full", "fixed", "slice") for e in entries):
+        added |= {t for t in base.tags if t.startswith("rank:")}  # `x[:, :H, :W, :]`: slices keep the rank
     if "ellipsis" in entries:
         after = entries[entries.index("ellipsis") + 1:]
         if all(e in ("full", "fixed", "slice") for e in after):

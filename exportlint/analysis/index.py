@@ -13,7 +13,7 @@ import io
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -326,22 +326,31 @@ def _collect_self_attrs(cls: ClassInfo, fn: cst.FunctionDef) -> None:
                     item = built.get(item.value, item)
                 cls.appended.setdefault(func.value.attr.value, []).append(item)
     if fn.name.value == "__init__" and isinstance(fn.body, cst.IndentedBlock):
+        preset: list[cst.BaseExpression] = []  # `self.pos_embed = None` before `if use_abs_pos: self.pos_embed = ...`
         for stmt in fn.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                preset += [v for v in _assigned_self_attrs(cst.IndentedBlock(body=[stmt]), self_name).values()
+                           if isinstance(v, cst.Name) and v.value == "None"]
             if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else):
                 _record_built_if(cls, self_name, stmt)
             if isinstance(stmt, cst.If):
-                _drop_non_default_none(cls, fn, self_name, stmt)
+                _drop_non_default_none(cls, fn, self_name, stmt, preset)
 
 
 def _assigned_self_attrs(block: cst.BaseSuite, self_name: str) -> dict[str, cst.BaseExpression]:
-    """The `self.<attr> = value` statements at the top of ``block``: attribute -> value."""
+    """The `self.<attr> = value` (or `self.<attr>: T = value`) statements at the top of ``block``:
+    attribute -> value."""
     out: dict[str, cst.BaseExpression] = {}
     for line in getattr(block, "body", ()):
         for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                t = small.targets[0].target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                    out[t.attr.value] = small.value
+                t, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                t, value = small.target, small.value
+            else:
+                continue
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
+                out[t.attr.value] = value
     return out
 
 
@@ -358,12 +367,15 @@ def _registered_tensors(block: cst.BaseSuite, self_name: str) -> set[str]:
     return out
 
 
-def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str, stmt: cst.If) -> None:
+def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str, stmt: cst.If,
+                           preset: Sequence[cst.BaseExpression] = ()) -> None:
     """`if positional_embedding == 'none': self.pos = None` / `elif ...: self.pos = nn.Parameter(...)` / `else:
     self.register_buffer('pos', ...)` with the default `'sine'`: the attribute is None only under a setting
     that is not the default, so it is not None (vit-pytorch's CCT; holdout4: `not exists(self.pos) and
     x.size(1) < n` never reads the size by default).  The arm the constructor's literal defaults take is
-    decided like a setting's gate (code_facts.gating_setting)."""
+    decided like a setting's gate (code_facts.gating_setting).  A `self.<attr> = None` earlier in
+    `__init__` (``preset``) is replaced too when the default arm sets it (SAM's `self.pos_embed = None` then
+    `if use_abs_pos:` with the default True: holdout10, its fixed token grid)."""
     from exportlint.analysis.code_facts import gating_setting, literal, named_params
 
     defaults = {p.name.value: value for p in named_params(init) if p.default is not None
@@ -394,7 +406,7 @@ def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str
     kept = {a for a, v in default_arm.items() if not (isinstance(v, cst.Name) and v.value == "None")}
     kept |= _registered_tensors(arms[chosen], self_name)
     nones = [v for i, body in enumerate(arms) if i != chosen for v in _assigned_self_attrs(body, self_name).values()
-             if isinstance(v, cst.Name) and v.value == "None"]
+             if isinstance(v, cst.Name) and v.value == "None"] + list(preset)
     for attr in kept:
         exprs = cls.attr_exprs.get(attr, [])
         cls.attr_exprs[attr] = [e for e in exprs if not any(e is n for n in nones)]

@@ -283,10 +283,28 @@ NUMPY_PINNING = {
 # (benchmarks/claims/measured.md).  jit.trace holds sizes as traced 0-d tensors: every conversion
 # to a Python number bakes the example's value.  torch.export (non-strict, the default; ONNX dynamo
 # falls back to it) specialises the dim for these forms; the others stay symbolic.
+# `torch.as_tensor(n)` / `torch.asarray(n)` of a size: torch.export specialises it (Dim.AUTO: a static program;
+# a named Dim: "Constraints violated"), the ONNX dynamo model keeps the example's value; jit.trace keeps it
+# traced, and `torch.tensor(n)` stays symbolic under every exporter (measured, EXL042's rule doc)
+SIZE_PINNING_CTORS = {"torch.as_tensor", "torch.asarray"}
+# torch / torch.nn.functional ops whose output has their input's shape (`F.gelu(x)`, `F.dropout(x)`) ...
+SHAPE_KEEPING_FUNCS = {
+    "relu", "relu6", "gelu", "silu", "mish", "sigmoid", "tanh", "hardswish", "hardsigmoid", "leaky_relu", "elu",
+    "selu", "celu", "softplus", "softmax", "log_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "normalize", "clamp", "clip", "abs",
+    "exp", "log", "sqrt", "rsqrt", "neg", "square", "erf",
+}
+# ... or at least its rank (`F.pad(x, ...)`, `F.interpolate(x, ...)`, `F.conv2d(x, w)`)
+RANK_KEEPING_FUNCS = {"pad", "interpolate", "upsample", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                      "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
+                      "max_pool2d", "max_pool3d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "grid_sample"}
+# Elementwise torch functions that keep a 0-d tensor of one size one size (`torch.min(torch.tensor(4), n)`)
+ELEMENTWISE_SIZE_FUNCS = {"min", "max", "minimum", "maximum", "clamp", "clip", "div", "floor_divide", "remainder",
+                          "add", "sub", "mul", "abs", "where"}
 EXPORT_SPECIALISING = {
     "int()", "float()", "round()", "bool()", "complex()", "len()", "range()", "numpy()", "numpy.arange()", "math.sqrt()",
     "math.log()", "math.log2()", "math.exp()", "math.pow()",
-} | {f"{q}()" for q in NUMPY_PINNING}
+} | {f"{q}()" for q in NUMPY_PINNING} | {f"{q}()" for q in SIZE_PINNING_CTORS}
 # ... forms that stay symbolic under torch.export (`math.ceil(h / s)` is a SymInt expression).
 EXPORT_SYMBOLIC_ON_FLOATS = {"math.ceil()", "math.floor()", "math.trunc()"}
 
@@ -311,7 +329,7 @@ FLOAT_FORMS = {
 def specialises(form: str, on_float: bool, target: str) -> bool:
     """Does the target's exporter fix a dynamic dim (or bake the value) at this conversion?"""
     if target == "trace":
-        return True
+        return form[:-2] not in SIZE_PINNING_CTORS
     if form in EXPORT_SYMBOLIC_ON_FLOATS:
         return False
     return form in EXPORT_SPECIALISING or form.startswith("math.")

@@ -227,6 +227,12 @@ def _cap(prov: tuple[Step, ...]) -> tuple[Step, ...]:
     return tuple(out)
 
 
+def is_size_data(data: "list[Val]") -> bool:
+    """Tensors combining into a size tensor: some hold sizes, the rest constants (StyleGAN's
+    `torch.min(torch.as_tensor(self.group_size), torch.as_tensor(N))`: its batch group, not data)."""
+    return any(v.has("size_tensor") for v in data) and all(v.has("size_tensor") or v.has("const_tensor") for v in data)
+
+
 def merge_prov(vals: list[Val]) -> tuple[Step, ...]:
     acc: tuple[Step, ...] = ()
     for v in vals:
@@ -363,8 +369,10 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
     if k == TENSOR and any(v.has("dds_shape") for v in vals):
         tags.add("dds_shape")
     data = [v for v in vals if v.is_tensor or v.is_dds]
-    if data and all(v.has("size_tensor") for v in data):
+    if is_size_data(data):
         tags.add("size_tensor")  # sizes // 2 is still a size tensor; boxes * sizes is not
+        if all(v.has("one_size") or v.has("const_tensor") for v in data):
+            tags.add("one_size")  # torch.tensor(n) // 2: still one size
     if k == TENSOR and any(v.is_tensor and v.has("maybe_tuple") for v in vals) and not any(
         v.is_definite_tensor for v in vals
     ):

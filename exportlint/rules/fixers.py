@@ -113,10 +113,15 @@ def conversion(e: ev.ShapeConversion, ctx: RuleContext) -> Producer | None:
     """``int(h / s)`` -> ``h // s``, ``math.floor(h / s)`` -> ``h // s``, ``math.ceil(h / s)`` ->
     ``(h + s - 1) // s``, ``int(h)`` -> ``h``, ``len(t)`` -> ``t.shape[0]``."""
     call = e.node
+    form = e.form
+    if form in ("torch.as_tensor()", "torch.asarray()") and isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        # of a Python int the two build the same int64 tensor; only torch.tensor stays symbolic under export
+        return lambda site: FixPlan(
+            "use `torch.tensor(...)`, which every exporter keeps symbolic", SAFE, [(call.func.attr, "tensor")],
+        )
     if not isinstance(call, cst.Call) or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
         return None
     arg = call.args[0].value
-    form = e.form
     if form == "len()":
         return lambda site: FixPlan(
             f"use `{site.code(arg)}.shape[0]`, which every exporter keeps symbolic",

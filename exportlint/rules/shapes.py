@@ -122,10 +122,12 @@ class SizeTensorConcat(Rule):
 
     def check(self, e: ev.SizeArg, ctx: RuleContext) -> Iterator[Finding]:
         # tensors holding sizes (`grid[0]` of `torch.tensor([h, w])`), not Python ints read from them
-        bad = [v for v in _size_parts(e) if v.has("size_tensor") and v.is_tensor]
+        whole = e.value.has("size_tensor") and e.value.is_tensor and not e.element
+        # a 0-d tensor of one size among sizes (`x.reshape(torch.tensor(n), -1)`): every exporter keeps it
+        # tied to the size (rule doc, measured)
+        bad = [v for v in _size_parts(e) if v.has("size_tensor") and v.is_tensor and (whole or not v.has("one_size"))]
         if not bad:
             return
-        whole = e.value.has("size_tensor") and e.value.is_tensor and not e.element
         if whole:
             why = "a tensor is not a valid size (eager raises `TypeError` in torch 2.13, so every exporter fails)"
         elif ctx.trace:
@@ -205,8 +207,8 @@ class ShapeSpecialisation(Rule):
         yield self.finding(
             ctx,
             e.node,
-            f"`{ctx.code(e.node)}` turns the shape value `{operand}` into a Python "
-            + ("list" if e.form == "range()" else "number")
+            f"`{ctx.code(e.node)}` turns the shape value `{operand}` into a "
+            + ("Python list" if e.form == "range()" else "tensor" if e.form[:-2] in api.SIZE_PINNING_CTORS else "Python number")
             + f": {why}",
             _hint(e.form, operand),
             e.value,
@@ -294,6 +296,11 @@ def _why(e: ev.ShapeConversion, ctx: RuleContext) -> str:
             "ONNX dynamo model computes with the example's value on other sizes (wrong results, or a shape error "
             "in onnxruntime)"
         )
+    if e.form[:-2] in api.SIZE_PINNING_CTORS:  # rule doc EXL042, measured
+        return (
+            f"{_FIXES_DIMS}; the ONNX dynamo model keeps the example's value on other sizes (`torch.tensor(n)` "
+            "stays symbolic)"
+        )
     if e.form.startswith("math."):  # p09, p09h, p09k
         return (
             f"{_FIXES_DIMS}; torch.onnx.export(dynamo=True) fails on the symbolic `{e.form[:-2]}` with a named "
@@ -310,6 +317,8 @@ def _hint(form: str, operand: str) -> str:
         )
     if form == "len()":
         return f"use `{operand}.shape[0]` (a symbolic size) instead of `len({operand})`"
+    if form[:-2] in api.SIZE_PINNING_CTORS:
+        return f"use `torch.tensor({operand})`, which every exporter keeps symbolic (same value and dtype in eager)"
     if form == "range()":
         return "build the sequence with tensor ops on the size (`torch.arange(n)`) instead of a Python list"
     if form == "math.sqrt()":

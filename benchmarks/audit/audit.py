@@ -25,7 +25,8 @@ sentence_transformers, lpips), drawn after the sixth's; ``--corpus holdout8`` an
 imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the seventh's; ``--corpus
 holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after the eighth's; ``--corpus
 holdout10`` a tenth (controlnet_aux, iopaint, vocos, mace, mmyolo, chemprop, torchcrepe), drawn after the
-ninth's.
+ninth's; ``holdout11`` an eleventh (realesrgan, perceiver_pytorch, e3nn, laion_clap, pytorch_tcn,
+efficientnet_pytorch, rwkv), drawn after the tenth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -109,6 +110,11 @@ CORPORA = {
         "controlnet_aux": "controlnet-aux==0.0.10", "iopaint": "IOPaint==1.6.0", "vocos": "vocos==0.1.0",
         "mace": "mace-torch==0.3.16", "mmyolo": "mmyolo==0.6.0", "chemprop": "chemprop==2.3.1",
         "torchcrepe": "torchcrepe==0.0.24",
+    },
+    "holdout11": {
+        "realesrgan": "realesrgan==0.3.0", "perceiver_pytorch": "perceiver-pytorch==0.11.0", "e3nn": "e3nn==0.6.0",
+        "laion_clap": "laion-clap==1.1.7", "pytorch_tcn": "pytorch-tcn==1.2.3",
+        "efficientnet_pytorch": "efficientnet-pytorch==0.3.0", "rwkv": "rwkv==0.8.32",
     },
 }
 CONTEXT = 6

@@ -105,6 +105,7 @@ class Interpreter(Calls):
         self.depth = 0
         self._attr_cache: dict[tuple[int, str], Val | None] = {}
         self.reached: set[int] = set()  # Module classes whose forward has been analyzed
+        self.ungated_funcs: set[int] = set()  # functions a call on the default configuration's path entered
         # Bounds that keep pathological files linear: analyses per function (distinct argument
         # signatures) and per file.
         self.results_of: dict[tuple[int, int], list[Val]] = {}
@@ -172,7 +173,12 @@ class Interpreter(Calls):
     # ================================================================ functions
     def call_function(self, ref: FuncRef, call: "CallArgs | None", entry: bool = False) -> Val:
         params = _bind_params(ref, call, entry, self)
-        key = (id(ref.node), id(ref.cls), tuple(sorted((k, v.signature()) for k, v in params.items())))
+        gate = self.context_stack[-1][1] if self.context_stack else None
+        if gate is None:
+            self.ungated_funcs.add(id(ref.node))
+        # a call only a non-default setting makes is analysed apart from the default path's (the findings
+        # of the default path's analysis keep their severity: engine)
+        key = (id(ref.node), id(ref.cls), gate, tuple(sorted((k, v.signature()) for k, v in params.items())))
         if key in self.memo:
             return self.memo[key]
         if key in self.active or self.depth >= MAX_DEPTH:
@@ -189,7 +195,7 @@ class Interpreter(Calls):
             bypass, gate, needs = self.context_stack[-1] if self.context_stack else (None, None, None)
             # a helper with a precompute hook (`kwargs.pop("position_ids")`) is bypassed as a whole
             bypass = precomputed_bypass(ref.node) or bypass
-            frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate, needs=needs)
+            frame = Frame(ref.file, ref, dict(params), parent=ref.closure, bypass=bypass, gate=gate, entry_gate=gate, needs=needs)
             if isinstance(ref.node, cst.Lambda):
                 result = self.expr(ref.node.body, frame)
             else:
@@ -538,16 +544,18 @@ class Interpreter(Calls):
         """While an arm runs: the optional input it computes (``bypass``), the non-default
         configuration it needs (``gate``), the optional input it needs given (``needs``); frames of the
         calls it makes inherit them."""
-        saved = frame.bypass, frame.gate, frame.needs
+        saved = frame.bypass, frame.gate, frame.needs, frame.entry_gate
         if gate and frame.gate and gate not in frame.gate:
             gate = f"{frame.gate} and a non-default {gate}"  # nested settings: the code needs both
         frame.bypass, frame.gate, frame.needs = bypass or frame.bypass, gate or frame.gate, needs or frame.needs
+        if gate:
+            frame.entry_gate = None  # this function's own arm needs the setting
         self.context_stack.append((frame.bypass, frame.gate, frame.needs))
         try:
             yield
         finally:
             self.context_stack.pop()
-            frame.bypass, frame.gate, frame.needs = saved
+            frame.bypass, frame.gate, frame.needs, frame.entry_gate = saved
 
     def s_While(self, node: cst.While, frame: Frame) -> bool:
         return self._loop(node, frame, lambda: self._while_head(node, frame))

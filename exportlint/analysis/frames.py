@@ -116,6 +116,8 @@ class Frame:
     bypass: str | None = None
     # The non-default constructor setting this code needs (see code_facts.config_gate)
     gate: str | None = None
+    # ... the one its caller's context gave it, while no arm of this function needs one itself
+    entry_gate: str | None = None
     # ... set only while an event is reported whose value exists under that setting alone (the code itself
     # runs on the default path too: a failure there stops nothing that follows)
     gate_carried: bool = False

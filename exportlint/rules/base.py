@@ -38,6 +38,12 @@ class Finding:
     # The optional input the values it is about were computed from (`optional:` tags), if one: the line
     # runs on them only where that input is given.
     from_optional: str | None = None
+    # Lowered to info because this path skips it by default (a non-default setting, an input given,
+    # a root's unused output: engine); a path that does not lower it wins.
+    lowered: bool = False
+    # The non-default setting it was lowered for, when the function's caller made the call only under
+    # it (id of that function): another call on the default path runs the same line (engine.results)
+    gated_in: tuple[int, str] | None = None
 
 
 @dataclass

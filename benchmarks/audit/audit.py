@@ -26,7 +26,8 @@ imagen_pytorch, facexlib, gfpgan, piq, mmflow, audiolm_pytorch), drawn after the
 holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after the eighth's; ``--corpus
 holdout10`` a tenth (controlnet_aux, iopaint, vocos, mace, mmyolo, chemprop, torchcrepe), drawn after the
 ninth's; ``holdout11`` an eleventh (realesrgan, perceiver_pytorch, e3nn, laion_clap, pytorch_tcn,
-efficientnet_pytorch, rwkv), drawn after the tenth's.
+efficientnet_pytorch, rwkv), drawn after the tenth's; ``holdout12`` a twelfth (spandrel, cellpose, nnAudio,
+openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -115,6 +116,11 @@ CORPORA = {
         "realesrgan": "realesrgan==0.3.0", "perceiver_pytorch": "perceiver-pytorch==0.11.0", "e3nn": "e3nn==0.6.0",
         "laion_clap": "laion-clap==1.1.7", "pytorch_tcn": "pytorch-tcn==1.2.3",
         "efficientnet_pytorch": "efficientnet-pytorch==0.3.0", "rwkv": "rwkv==0.8.32",
+    },
+    "holdout12": {
+        "spandrel": "spandrel==0.4.2", "cellpose": "cellpose==4.2.1.1", "nnAudio": "nnAudio==0.3.4",
+        "openunmix": "openunmix==1.3.0", "tabpfn": "tabpfn==9.2.0", "carvekit": "carvekit==4.1.2",
+        "transparent_background": "transparent-background==1.3.4",
     },
 }
 CONTEXT = 6

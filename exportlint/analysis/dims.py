@@ -16,12 +16,42 @@ from exportlint.analysis.index import FileIndex
 from exportlint.analysis.values import CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, const, kind, seq_of, tuple_of
 
 
-def size_kind(t: Val) -> str:
+def size_kind(t: Val, axis: int | None = None) -> str:
     """A size read from a tensor whose size depends on data is itself data-dependent; the
-    shape of a parameter or buffer is a constant under every exporter."""
+    shape of a parameter or buffer is a constant under every exporter.  Of rows an index of
+    data-dependent length selected (``dds_lead``, see :func:`with_data_rows`) only the first
+    dim's size (``axis`` 0, or the whole shape: ``axis`` None) depends on data."""
     if t.has("dds_shape"):
         return DDS
+    if t.has(DATA_ROWS) and (axis is None or _lead_axis(t, axis)):
+        return DDS
     return CONST if t.has("param") else SHAPE
+
+
+# Only the first dim's size depends on data: `y[t]`, `x[i, idx]` with `idx` an index tensor of
+# data-dependent length (openunmix's Wiener-filter frames, laion_clap's longer clips); the other
+# dims keep the base's sizes.
+DATA_ROWS = "dds_lead"
+
+
+def _lead_axis(t: Val, axis: int) -> bool:
+    """Is ``axis`` the first dim?  A negative one only when the rank says so."""
+    if axis >= 0:
+        return axis == 0
+    rank = _rank(t)
+    return rank is not None and axis + rank == 0
+
+
+def sized_by_data(v: Val) -> bool:
+    """Does any dim of ``v`` (a tensor) depend on data?"""
+    return v.has("dds_shape") or v.has(DATA_ROWS)
+
+
+def with_data_rows(v: Val) -> Val:
+    """``v`` (a tensor) whose first dim alone has a data-dependent size, unless more of it does."""
+    if not v.is_tensor or v.has("dds_shape"):
+        return v
+    return v.with_(tags=v.tags | {DATA_ROWS})
 
 
 def size_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
@@ -270,7 +300,7 @@ def declared_axis(t: Val, axis: int | None, count: int | None = None) -> Val | N
     conv, ``fixed:-1`` after a linear layer; ``count``: the number of dims unpacked, if known); None
     when nothing says.  Every dim of a parameter or buffer is a constant (`for scale in self.scales:`
     unrolls a fixed count: diffusers' ACE-Step quantizer, judged on held-out code)."""
-    if t.has("param") and not t.has("dds_shape"):
+    if t.has("param") and not sized_by_data(t):
         return const()
     if axis is not None:
         rank = count if count is not None else _rank(t)
@@ -299,8 +329,25 @@ def shape_seq_of(t: Val) -> Val:
     prov = t.prov if k != CONST else ()
     tags = ("shape_seq", "static_tail") if t.has("static_tail") and k == SHAPE else ("shape_seq",)
     tags += tuple(x for x in t.tags if x.startswith(("dims:", "fixed:", "rank:")))
+    if k == DDS and not t.has("dds_shape"):
+        # rows selected by data: the first size depends on data, the others are the base's
+        # (read per axis: rows_size)
+        tags += (DATA_ROWS,) + (("derived_dims",) if t.has("derived_dims") else ())
     element = size_of(t) if k == CONST else kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov)
     return seq_of(element, *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
+
+
+def rows_size(shape: Val, axis: int | None) -> Val | None:
+    """Size ``axis`` of the shape of rows selected by data (:data:`DATA_ROWS`): a data-dependent size
+    for the first dim, the base's size for the others; None when it is not such a shape or the axis
+    is not known."""
+    if not shape.has(DATA_ROWS) or axis is None:
+        return None
+    lead = axis == 0 or (axis < 0 and _rank(shape) is not None and axis + _rank(shape) == 0)  # type: ignore[operator]
+    if lead:
+        return kind(DDS, prov=shape.prov)
+    dim = () if shape.has("derived_dims") else ("dim", "sum_of_dims")
+    return kind(SHAPE, *dim, *(("last_axis",) if axis == -1 else ()), prov=shape.prov)
 
 
 def literal_axis(node: cst.BaseExpression) -> int | None:
@@ -314,7 +361,7 @@ def literal_axis(node: cst.BaseExpression) -> int | None:
 
 def with_data_shape(v: Val) -> Val:
     if v.is_tensor:
-        return v.with_(tags=v.tags | {"dds_shape"})
+        return v.with_(tags=(v.tags - {DATA_ROWS}) | {"dds_shape"})
     if v.elem is not None or v.items is not None:
         return v.with_(
             elem=with_data_shape(v.elem) if v.elem is not None else None,

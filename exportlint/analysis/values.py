@@ -368,6 +368,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         tags.add("derived_dims")  # a resized tensor's dims stay resized through elementwise ops
     if k == TENSOR and any(v.has("dds_shape") for v in vals):
         tags.add("dds_shape")
+    elif k == TENSOR and any(v.has("dds_lead") for v in vals):
+        tags.add("dds_lead")  # `rows * w`: broadcasting keeps the rows selected first (dims.DATA_ROWS)
     data = [v for v in vals if v.is_tensor or v.is_dds]
     if is_size_data(data):
         tags.add("size_tensor")  # sizes // 2 is still a size tensor; boxes * sizes is not

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from exportlint.analysis import events as ev
-from exportlint.analysis.dims import declared_axis
+from exportlint.analysis.dims import declared_axis, sized_by_data
 from exportlint.analysis.values import CONST
 from exportlint.diagnostics import Severity
 from exportlint.rules import fixers_control
@@ -33,7 +33,7 @@ class TensorIteration(Rule):
     events = (ev.Iteration,)
 
     def check(self, e: ev.Iteration, ctx: RuleContext) -> Iterator[Finding]:
-        data_sized = e.value.has("dds_shape")
+        data_sized = sized_by_data(e.value)  # the first dim is what iteration unrolls
         if e.value.has("rank_lead"):
             return  # `tuple(mask.nonzero().t())`: one index tensor per dim of `mask`, a fixed count
         lead = declared_axis(e.value, 0)

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
+from exportlint.analysis.dims import sized_by_data
 from exportlint.diagnostics import Severity
 from exportlint.rules.base import Finding, Rule, RuleContext
 
@@ -63,7 +64,7 @@ class TensorToHost(Rule):
         severity = None
         if ctx.trace:
             hint += " — jit.trace bakes the copied values into the graph as constants"
-        elif isinstance(e, ev.MethodCall) and e.name == "tolist" and value.has("dds_shape"):
+        elif isinstance(e, ev.MethodCall) and e.name == "tolist" and sized_by_data(value):
             # measured (p22c): the list's length is the unbacked row count; unbinding it fails every export
             yield self.finding(
                 ctx, e.node,

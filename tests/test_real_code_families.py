@@ -4818,3 +4818,66 @@ def test_rows_a_data_dependent_index_selects_keep_the_base_sizes_in_their_other_
 def test_the_first_dim_of_rows_a_data_dependent_index_selects_stays_data_dependent(lead, code):
     got = codes(ROWS_SELECTED.replace("{lead}", lead))
     assert (23, code) in got
+
+
+OPTIONAL_SETTING = """
+from dataclasses import dataclass
+
+
+@dataclass
+class ModelConfig:
+    icl_num_kv_heads_test: int | None = None
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, num_kv_heads_test: ANNOTATION = None):
+        super().__init__()
+        self.num_kv_heads_test = num_kv_heads_test
+
+    def forward(self, x, single_eval_pos: int | None = None):
+        if self.num_kv_heads_test is not None and x.shape[1] > 8:
+            x = x[:, :8]
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.attn = Attention(64, num_kv_heads_test=config.icl_num_kv_heads_test)
+
+    def forward(self, x):
+        return self.attn(x)
+"""
+
+
+@pytest.mark.parametrize("annotation", ["int | None", "Optional[int]"])
+def test_a_number_left_unset_by_default_is_a_setting(annotation):
+    # TabPFN v3 (holdout12): `num_kv_heads_test: int | None = None`, handed on from a config dataclass
+    # field of another name with the same default: code under `is not None` is a non-default path
+    got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", annotation))}
+    f = got[(16, "EXL022")]
+    assert f.severity is Severity.INFO and "non-default `num_kv_heads_test` (default None)" in f.hint
+
+
+def test_an_optional_module_part_is_still_not_a_setting():
+    got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", "nn.Module | None"))}
+    assert got[(16, "EXL022")].severity is Severity.WARNING
+
+
+def test_a_while_test_after_a_failing_conversion_in_its_body_says_the_body_fails_first():
+    # openunmix's Separator (holdout12): `while pos < nb_frames:` is only data-dependent from the second
+    # round on, after `pos = int(cur_frame[-1]) + 1` (the failure export stops at) has run
+    src = """
+    class Separator(nn.Module):
+        def forward(self, spec: torch.Tensor):
+            nb_frames = spec.shape[1]
+            pos = 0
+            while pos < nb_frames:
+                cur_frame = torch.arange(pos, min(nb_frames, pos + 300))
+                pos = int(cur_frame[-1]) + 1
+                spec = spec * 2
+            return spec
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert got[(8, "EXL003")].severity is Severity.ERROR and "stops earlier" not in got[(8, "EXL003")].hint
+    assert "stops earlier on this path, at line 11 (EXL003)" in got[(6, "EXL020")].hint

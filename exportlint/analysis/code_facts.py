@@ -758,14 +758,31 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
             if p.name.value == expr.value and p.default is not None:
                 ok, value = literal(p.default)
                 # an optional part (`keypoint_roi_pool=None`) can be set on the built object later
-                # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting
-                if not ok or value is None or _passed_otherwise(c.file, p.name.value, value):
+                # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting; a number
+                # or flag that is None unless given (`num_kv_heads_test: int | None = None`: TabPFN) is one
+                if not ok or (value is None and not _optional_scalar(c.file, p)) or _passed_otherwise(c.file, p.name.value, value):
                     return None
                 if _built_otherwise(c, p.name.value, value):
                     return None
                 return p.name.value, value
         return None
     return None
+
+
+def _optional_scalar(file: "FileIndex", p: cst.Param) -> bool:
+    """`n: int | None = None`, `scale: Optional[float] = None`: a number, flag or name that may be left
+    unset, never a part a caller fills in later."""
+    if p.annotation is None:
+        return False
+    text = file.code(p.annotation.annotation).replace(" ", "")
+    for wrapper in ("typing.Optional[", "Optional["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            return text[len(wrapper):-1] in _SCALAR_TYPES
+    parts = [t for t in text.split("|") if t != "None"]
+    return len(parts) == 1 and parts[0] in _SCALAR_TYPES and "None" in text.split("|")
+
+
+_SCALAR_TYPES = ("int", "float", "bool", "str")
 
 
 def _toggled_default(cls: "ClassInfo", attr: str, exprs: list[cst.BaseExpression]) -> tuple[str, object] | None:
@@ -928,9 +945,36 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
     char encoder with `CanineLayer(..., local=True)`)?  True when the file's text is not at hand.
     Read with Python's own parser (a libcst visit of a large model file costs a tenth of a second)."""
+    hit = _file_keywords(file)
+    if hit is None:
+        return True
+    for value in hit[1].get(param, ()):
+        if _forwarded(value, param, default):
+            # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
+            # another value only when some function of the file declares it with another default
+            if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
+                return True
+            continue
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and _field_default_is(file, value.attr, default):
+            continue  # `num_kv_heads_test=config.icl_num_kv_heads_test` of a field with the same default (TabPFN)
+        if not _literal_is(value, default):
+            return True
+    return False
+
+
+def _field_default_is(file: FileIndex, name: str, default: object) -> bool:
+    """Is ``name`` declared in ``file`` (a configuration field, a parameter) only ever with ``default``?"""
+    hit = _file_keywords(file)
+    declared = hit[2].get(name) if hit is not None else None
+    return bool(declared) and all(d is not None and _literal_is(d, default) for d in declared)  # type: ignore[union-attr]
+
+
+def _file_keywords(file: FileIndex) -> "tuple[ast.AST, dict[str, list[ast.expr]], dict[str, list[ast.expr | None]]] | None":
+    """The keyword arguments of every call in ``file`` and the defaults every function and class field
+    declares, by name (None when the file's text is not at hand)."""
     tree = file.python_tree()
     if tree is None:
-        return True
+        return None
     hit = _KEYWORDS.get(id(file))
     if hit is None or hit[0] is not tree:
         found: dict[str, list[ast.expr]] = {}
@@ -953,16 +997,7 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
         if len(_KEYWORDS) > 64:
             _KEYWORDS.clear()
         hit = _KEYWORDS[id(file)] = (tree, found, defaults)
-    for value in hit[1].get(param, ()):
-        if _forwarded(value, param, default):
-            # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
-            # another value only when some function of the file declares it with another default
-            if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
-                return True
-            continue
-        if not _literal_is(value, default):
-            return True
-    return False
+    return hit
 
 
 def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
@@ -979,6 +1014,8 @@ def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
                 return True
         elif isinstance(value, cst.Attribute) and value.attr.value == param:
             continue  # `Embeds(dynamic_img_pad=cfg.dynamic_img_pad)`: handed on (its defaults: _passed_otherwise)
+        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and _field_default_is(cls.file, value.attr.value, default):
+            continue  # `Attention(num_kv_heads_test=config.icl_num_kv_heads_test)`: a field with the same default
         elif _getattr_of(value, param, default):
             continue  # `getattr(cfg, 'enable_patch_interpolator', False)`: the same, with the same default
         elif not (isinstance(value, cst.Name) and value.value == param and not _assigned_in_caller(cls, param)):

@@ -4881,3 +4881,12 @@ def test_a_while_test_after_a_failing_conversion_in_its_body_says_the_body_fails
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert got[(8, "EXL003")].severity is Severity.ERROR and "stops earlier" not in got[(8, "EXL003")].hint
     assert "stops earlier on this path, at line 11 (EXL003)" in got[(6, "EXL020")].hint
+
+
+def test_a_none_default_the_constructor_resolves_is_not_a_setting():
+    # kornia's RANSAC: `local_optimization: Optional[str] = None` — "None picks 'lm' where supported"
+    src = OPTIONAL_SETTING.replace("ANNOTATION", "int | None").replace(
+        "        self.num_kv_heads_test = num_kv_heads_test\n",
+        "        if num_kv_heads_test is None:\n            num_kv_heads_test = 2\n        self.num_kv_heads_test = num_kv_heads_test\n")
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert got[(18, "EXL022")].severity is Severity.WARNING

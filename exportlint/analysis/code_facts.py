@@ -759,8 +759,10 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
                 ok, value = literal(p.default)
                 # an optional part (`keypoint_roi_pool=None`) can be set on the built object later
                 # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting; a number
-                # or flag that is None unless given (`num_kv_heads_test: int | None = None`: TabPFN) is one
-                if not ok or (value is None and not _optional_scalar(c.file, p)) or _passed_otherwise(c.file, p.name.value, value):
+                # or flag that is None unless given (`num_kv_heads_test: int | None = None`: TabPFN) is one, unless
+                # `__init__` works out another value for None
+                if not ok or (value is None and not (_optional_scalar(c.file, p) and not _assigns_name(init, p.name.value))) or (
+                        _passed_otherwise(c.file, p.name.value, value)):
                     return None
                 if _built_otherwise(c, p.name.value, value):
                     return None
@@ -821,6 +823,17 @@ def _empty_container(node: cst.BaseExpression) -> object | None:
     if isinstance(node, cst.Call) and not node.args and dotted(node.func) in ("set", "list", "dict", "tuple"):
         return {"set": set(), "list": [], "dict": {}, "tuple": ()}[dotted(node.func)]
     return None
+
+
+def _assigns_name(fn: cst.FunctionDef, name: str) -> bool:
+    """Does ``fn`` assign the local ``name`` (`if lo is None: lo = "lm" if ... else "dlt"`: None stands for a
+    value worked out here, kornia's RANSAC)?"""
+    for stmt in iter_statements(fn.body):
+        if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [x.target for x in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                return True
+    return False
 
 
 def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:

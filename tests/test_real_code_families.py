@@ -4890,3 +4890,32 @@ def test_a_none_default_the_constructor_resolves_is_not_a_setting():
         "        if num_kv_heads_test is None:\n            num_kv_heads_test = 2\n        self.num_kv_heads_test = num_kv_heads_test\n")
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert got[(18, "EXL022")].severity is Severity.WARNING
+
+
+MEL_DCT = """
+import numpy as np
+
+class MFCC(nn.Module):
+    def __init__(self, n_mels=128):
+        super().__init__()
+        self.register_buffer("mel_basis", torch.randn(n_mels, 201))
+        self.register_buffer("amin", torch.tensor([1e-10]))
+
+    def forward(self, spec: torch.Tensor):
+        mel = MEL
+        log_spec = 10.0 * torch.log10(torch.max(mel, self.amin))
+        x = log_spec.permute(0, 2, 1)
+        N = x.shape[-1]
+        return x / np.sqrt(N)
+"""
+
+
+@pytest.mark.parametrize("mel, reported", [
+    ("torch.matmul(self.mel_basis, spec)", False),
+    ("self.mel_basis @ spec", False),
+    ("spec", True),
+])
+def test_a_product_with_a_buffer_keeps_the_buffer_rows_static(mel, reported):
+    # nnAudio's MFCC (holdout12): the mel-bin count of `matmul(mel_basis, spec)`, through an elementwise
+    # `torch.max` with a buffer and a permute, is the buffer's, not a dim of the input
+    assert ((15, "EXL042") in codes(MEL_DCT.replace("MEL", mel))) is reported

@@ -13,6 +13,7 @@ from exportlint.analysis.code_facts import (
     forward_replaced,
 )
 from exportlint.analysis.dims import (
+    broadcast_dims,
     cat_dims,
     count_of,
     embedded_shape,
@@ -32,6 +33,7 @@ from exportlint.analysis.dims import (
     split_parts,
     with_data_shape,
     DATA_ROWS,
+    matmul_dims,
     sized_by_data,
     with_data_rows,
 )
@@ -454,6 +456,12 @@ class Calls:
 
     def call_torch(self, node: cst.Call, qual: str, args: "CallArgs", frame: Frame) -> Val:
         result = self._call_torch(node, qual, args, frame)
+        last = qual.rsplit(".", 1)[-1]
+        if last in ("matmul", "mm", "bmm") and result.is_tensor:
+            result = matmul_dims(result, args.get(0, "input"), args.get(1, "other"))
+        elif (last in api.ELEMENTWISE_PAIR_FUNCS and result.is_definite_tensor and len(args.positional) == 2
+              and all(v.is_tensor for v in args.positional)):
+            result = broadcast_dims(result, args.positional)  # torch.max(S, self.amin): S's static dims
         spec = api.SIZE_FUNCS.get(qual)
         if spec is not None and qual in api.FACTORY_FUNCS:  # torch.zeros(2, n): the constant dims are fixed
             result = sized_dims(result, *spec, args.positional, args.nodes, args.keywords, dict(args.kw_nodes))

@@ -60,6 +60,7 @@ from exportlint.analysis.dims import (
     declared_axis,
     indexed_dims,
     literal_axis,
+    matmul_dims,
     named_feature_size,
     pinned_dims,
     shape_seq_of,
@@ -936,6 +937,8 @@ class Interpreter(Calls):
         result = combine([left, right], tags | _sum_of_dims(node.operator, [left, right]))
         if result.is_tensor and not isinstance(node.operator, cst.MatrixMultiply):
             result = broadcast_dims(result, [left, right])
+        elif result.is_tensor:
+            result = matmul_dims(result, left, right)  # `x @ self.weight`
         if result.is_shape and not result.is_data and _makes_float(node):
             root = {"root"} if isinstance(node.operator, cst.Power) else set()
             return result.with_(tags=result.tags | {"float"} | root)  # `h / s`, `h ** 0.5`: a float of sizes

@@ -445,6 +445,18 @@ def spatial_dims(result: Val, x: Val, layer: str) -> Val:
     return result.with_(tags=result.tags | {f"fixed:{k}" for k in spatial} | {f"rank:{rank}"})
 
 
+def matmul_dims(result: Val, left: Val | None, right: Val | None) -> Val:
+    """`torch.matmul(self.mel_basis, spec)`, `x @ self.proj`: a parameter's or buffer's rows fix the
+    product's rows (dim -2), its columns the product's columns (dim -1); nnAudio's MFCC reads its
+    mel-bin count from them (holdout12)."""
+    tags = set()
+    if left is not None and left.is_definite_tensor and left.has("param") and not sized_by_data(left):
+        tags.add("fixed:-2")
+    if right is not None and right.is_definite_tensor and right.has("param") and not sized_by_data(right):
+        tags.add("fixed:-1")
+    return result.with_(tags=result.tags | tags) if tags else result
+
+
 def moved_dims(result: Val, receiver: Val, name: str, node: cst.Call) -> Val:
     """`x.permute(0, 2, 3, 1)`, `x.transpose(1, 2)`, `x.flatten(2)`: the receiver's static dims, moved
     (a flattened group is static when all its dims are)."""

@@ -292,8 +292,12 @@ SHAPE_KEEPING_FUNCS = {
     "relu", "relu6", "gelu", "silu", "mish", "sigmoid", "tanh", "hardswish", "hardsigmoid", "leaky_relu", "elu",
     "selu", "celu", "softplus", "softmax", "log_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d",
     "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm", "normalize", "clamp", "clip", "abs",
-    "exp", "log", "sqrt", "rsqrt", "neg", "square", "erf",
+    "exp", "log", "sqrt", "rsqrt", "neg", "square", "erf", "log10", "log2", "log1p", "exp2", "expm1", "sin", "cos",
+    "sign", "floor", "ceil", "round", "reciprocal", "pow",
 }
+# Elementwise ops of two tensors: the result broadcasts them (`torch.max(S, self.amin)`)
+ELEMENTWISE_PAIR_FUNCS = {"maximum", "minimum", "max", "min", "add", "sub", "mul", "div", "true_divide", "pow", "atan2",
+                          "hypot", "fmax", "fmin"}
 # ... or at least its rank (`F.pad(x, ...)`, `F.interpolate(x, ...)`, `F.conv2d(x, w)`)
 RANK_KEEPING_FUNCS = {"pad", "interpolate", "upsample", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                       "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",

@@ -4707,71 +4707,63 @@ def test_as_tensor_of_a_size_pins_it_under_export_and_a_tensor_of_one_size_is_a_
     assert codes(fixed) == codes(fixed, "trace") == set()
 
 
+# laion_clap's HTSAT (holdout11): a helper a non-default setting's arm calls, and maybe the default path
+HELPER_BEHIND_A_SETTING = """
+class Audio(nn.Module):
+    def __init__(self, enable_fusion=False):
+        super().__init__()
+        self.enable_fusion = enable_fusion
+
+    def reshape(self, x):
+        return x.view(int(x.shape[0] / 2), -1)
+
+    def forward(FORWARD
+"""
+
+
+def _helper_pin(forward: str):
+    """The EXL042 finding on the helper's `int(...)`, with ``forward`` (parameters and body) as the root."""
+    src = HELPER_BEHIND_A_SETTING.replace("FORWARD", textwrap.dedent(forward).strip("\n").replace("\n", "\n    "))
+    return {(d.line - 3, d.code): d for d in lint(src)}[(8, "EXL042")]
+
+
 def test_a_helper_the_default_path_also_calls_keeps_its_default_severity():
-    # laion_clap HTSAT (holdout11): `reshape_wav2img` runs first under `if self.enable_fusion and ...`,
-    # then on the default `if not self.enable_fusion:` path with the same values; the second call is
-    # analysed too, so the shape pin is a warning, not "only with a non-default enable_fusion" info
-    src = """
-    class Audio(nn.Module):
-        def __init__(self, enable_fusion=False):
-            super().__init__()
-            self.enable_fusion = enable_fusion
-
-        def reshape(self, x):
-            return x.view(int(x.shape[0] / 2), -1)
-
-        def forward(self, x):
+    # `reshape_wav2img` runs first under `if self.enable_fusion and ...`, then on the default
+    # `if not self.enable_fusion:` path with the same values; the second call is analysed too, so the
+    # shape pin is a warning, not "only with a non-default enable_fusion" info
+    pin = _helper_pin("""
+        self, x):
             if self.enable_fusion and x.sum() > 0:
                 return self.reshape(x)
             if not self.enable_fusion:
                 x = self.reshape(x)
             return x
-    """
-    got = {(d.line - 3, d.code): d for d in lint(src)}
-    assert got[(8, "EXL042")].severity is Severity.WARNING
-    assert "non-default" not in got[(8, "EXL042")].hint
+    """)
+    assert pin.severity is Severity.WARNING and "non-default" not in pin.hint
 
 
 def test_a_helper_shown_only_on_a_gated_path_says_the_default_path_runs_it_too():
     # the default path reaches the helper with a value the analysis cannot show to be a tensor (an
     # item of a batch dict): the finding stays info, but does not claim the default never runs it
-    src = """
-    class Audio(nn.Module):
-        def __init__(self, enable_fusion=False):
-            super().__init__()
-            self.enable_fusion = enable_fusion
-
-        def reshape(self, x):
-            return x.view(int(x.shape[0] / 2), -1)
-
-        def forward(self, batch: dict, fused: torch.Tensor):
+    pin = _helper_pin("""
+        self, batch: dict, fused: torch.Tensor):
             if self.enable_fusion:
                 return self.reshape(fused)
             return self.reshape(batch["waveform"])
-    """
-    got = {(d.line - 3, d.code): d for d in lint(src)}
-    hint = got[(8, "EXL042")].hint
-    assert got[(8, "EXL042")].severity is Severity.INFO
-    assert "the default path runs this line too" in hint and "only runs with" not in hint
+    """)
+    assert pin.severity is Severity.INFO
+    assert "the default path runs this line too" in pin.hint and "only runs with" not in pin.hint
 
 
 def test_a_helper_only_a_gated_arm_calls_still_says_so():
-    src = """
-    class Audio(nn.Module):
-        def __init__(self, enable_fusion=False):
-            super().__init__()
-            self.enable_fusion = enable_fusion
-
-        def reshape(self, x):
-            return x.view(int(x.shape[0] / 2), -1)
-
-        def forward(self, x):
+    pin = _helper_pin("""
+        self, x):
             if self.enable_fusion:
                 x = self.reshape(x)
             return x
-    """
-    got = {(d.line - 3, d.code): d for d in lint(src)}
-    assert "only runs with a non-default `enable_fusion` (default False)" in got[(8, "EXL042")].hint
+    """)
+    assert pin.severity is Severity.INFO
+    assert "only runs with a non-default `enable_fusion` (default False)" in pin.hint
 
 
 # ---------------------------------------------------------------- rows selected by a data-dependent index

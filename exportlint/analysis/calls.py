@@ -545,8 +545,7 @@ class Calls:
         if not data_shape and not result.has("scalar") and any(v.is_tensor and v.has(DATA_ROWS) for v in sized) and not any(
                 v.has("dds_shape") for v in sized):
             return with_data_rows(result) if _keeps_rows(last, args, method=False) else with_data_shape(result)
-        if data_shape or (any(v.has("dds_shape") for v in sized) and not result.has("scalar")) or _sized_by_data(
-                api.SIZE_FUNCS.get(qual) or (("all", ("size",)) if qual in api.FACTORY_FUNCS else None), args):
+        if data_shape or (any(v.has("dds_shape") for v in sized) and not result.has("scalar")) or _sized_by_data(size_spec, args):
             return with_data_shape(result)
         return result
 
@@ -906,11 +905,10 @@ _INDEX_SIZED = {"gather": (2, "index", None), "take_along_dim": (1, "indices", N
 
 # Ops that keep their input's first dim whatever it holds: elementwise, casts, activations, norms
 _ROWS_KEEPING = (_AXES_KEEPING | api.SHAPE_KEEPING_FUNCS | api.RANK_KEEPING_FUNCS | {
-    "add", "sub", "mul", "div", "pow", "true_divide", "masked_fill", "where", "type", "fill_", "zero_", "add_",
-    "mul_", "sub_", "div_", "clamp_min", "clamp_max", "sign", "floor", "ceil", "round", "log1p", "expm1", "reciprocal",
-    "conj", "real", "imag", "angle", "atan2", "hypot", "sin", "cos", "new_tensor", "zeros_like", "ones_like",
-    "empty_like", "full_like", "rand_like", "randn_like", "isnan", "isfinite", "isinf", "logical_not",
-})
+    "masked_fill", "where", "type", "fill_", "zero_", "add_", "mul_", "sub_", "div_", "clamp_min", "clamp_max",
+    "conj", "real", "imag", "angle", "new_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+    "randn_like", "isnan", "isfinite", "isinf", "logical_not",
+} | api.ELEMENTWISE_PAIR_FUNCS - {"max", "min"})
 # ... and ones that keep it unless their dim argument names it
 _ROWS_REDUCING = {"sum", "mean", "max", "min", "amax", "amin", "norm", "prod", "std", "var", "argmax", "argmin", "cumsum",
                   "cumprod", "logsumexp", "softmax", "log_softmax", "all", "any", "unsqueeze", "squeeze", "select",
@@ -927,7 +925,7 @@ def _keeps_rows(name: str, args: "CallArgs", method: bool) -> bool:
     if name in _ROWS_REDUCING:
         axis = _literal_arg(args, first, "dim")
         return axis is not None and axis != 0 and not (name in ("squeeze", "unbind", "select") and axis < 0)
-    if name in ("permute",):
+    if name == "permute":
         axis = _literal_arg(args, first, "dims")
         if axis is None and len(args.nodes) > first and isinstance(args.nodes[first], (cst.Tuple, cst.List)):
             elements = args.nodes[first].elements  # type: ignore[attr-defined]

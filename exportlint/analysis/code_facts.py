@@ -828,12 +828,14 @@ def _empty_container(node: cst.BaseExpression) -> object | None:
 def _assigns_name(fn: cst.FunctionDef, name: str) -> bool:
     """Does ``fn`` assign the local ``name`` (`if lo is None: lo = "lm" if ... else "dlt"`: None stands for a
     value worked out here, kornia's RANSAC)?"""
-    for stmt in iter_statements(fn.body):
-        if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [x.target for x in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
-            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-                return True
-    return False
+    return any(isinstance(t, cst.Name) and t.value == name for stmt in iter_statements(fn.body) for t in _assigned(stmt))
+
+
+def _assigned(stmt: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The targets ``stmt`` assigns (none unless it is an assignment)."""
+    if isinstance(stmt, cst.Assign):
+        return [x.target for x in stmt.targets]
+    return [stmt.target] if isinstance(stmt, (cst.AugAssign, cst.AnnAssign)) else []
 
 
 def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:
@@ -842,11 +844,8 @@ def _assigns_self_attr(fn: cst.FunctionDef, attr: str) -> bool:
 
 def _assigns_self_attr_stmt(stmt: cst.CSTNode, attr: str) -> bool:
     """Does ``stmt`` assign `self.<attr>`?"""
-    if not isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-        return False
-    targets = [x.target for x in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
     return any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr
-               for t in targets)
+               for t in _assigned(stmt))
 
 
 def _takes_required(cls: "ClassInfo", name: str) -> bool:

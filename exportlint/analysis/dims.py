@@ -343,8 +343,7 @@ def rows_size(shape: Val, axis: int | None) -> Val | None:
     is not known."""
     if not shape.has(DATA_ROWS) or axis is None:
         return None
-    lead = axis == 0 or (axis < 0 and _rank(shape) is not None and axis + _rank(shape) == 0)  # type: ignore[operator]
-    if lead:
+    if _lead_axis(shape, axis):
         return kind(DDS, prov=shape.prov)
     dim = () if shape.has("derived_dims") else ("dim", "sum_of_dims")
     return kind(SHAPE, *dim, *(("last_axis",) if axis == -1 else ()), prov=shape.prov)

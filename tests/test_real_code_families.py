@@ -3631,6 +3631,67 @@ def test_a_switch_that_init_sets_and_other_methods_flip_is_a_setting():
     assert got[(19, "EXL022")] == Severity.WARNING
 
 
+def test_a_conditional_expression_arm_under_a_setting_needs_that_setting():
+    # diffusers' AutoencoderTiny: `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`; the
+    # tiled encoder's loop over tiles runs only after `enable_tiling()`, the default arm is the plain one
+    src = """
+    class VAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.use_tiling = False
+            self.enc = nn.Conv2d(3, 3, 1)
+
+        def enable_tiling(self):
+            self.use_tiling = True
+
+        def _tiled(self, x):
+            for i in range(0, x.shape[-1], 64):
+                x = x + 1
+            return x
+
+        def _plain(self, x):
+            for i in range(0, x.shape[-2], 64):
+                x = x * 2
+            return x
+
+        def forward(self, x):
+            return self._tiled(x) if self.use_tiling else self._plain(x)
+    """
+    got = {(f.line - 3, f.code): f.severity for f in lint(src)}
+    assert got[(12, "EXL022")] == Severity.INFO
+    assert "non-default `self.use_tiling`" in next(f.hint for f in lint(src) if f.line - 3 == 12)
+    assert got[(17, "EXL022")] == Severity.WARNING
+
+
+def test_a_switch_a_base_class_flips_is_a_setting():
+    # diffusers: the model's `__init__` sets `self.use_tiling = False`; `enable_tiling()` lives in a mixin
+    # (`AutoencoderMixin`), so the model class itself assigns the switch once
+    src = """
+    class TilingMixin:
+        def enable_tiling(self):
+            self.use_tiling = True
+
+    class VAE(nn.Module, TilingMixin):
+        def __init__(self):
+            super().__init__()
+            self.use_tiling = False
+            self.depth = 3
+
+        def forward(self, x):
+            if self.use_tiling:
+                for i in range(0, x.shape[-1], 64):
+                    x = x + 1
+            if self.depth == 3:
+                for i in range(0, x.shape[-2], 64):
+                    x = x * 2
+            return x
+    """
+    got = {(f.line - 3, f.code): f.severity for f in lint(src)}
+    assert got[(14, "EXL022")] == Severity.INFO
+    # the arm the constant's value takes runs by default
+    assert got[(17, "EXL022")] == Severity.WARNING
+
+
 def test_a_forward_that_returns_a_loss_is_a_training_step_not_an_export_root():
     # ESPnet's task models: `forward(speech, speech_lengths, text, text_lengths)` ending in
     # `return loss, stats, weight` (holdout round 3: 3 of 59 espnet2 findings true, most in these)

@@ -752,8 +752,9 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
         if field is not None:
             # `self.use_fov_model = use_fov_model if use_fov_model is not None else self.config.use_fov_model`
             return config_default(cls, field)
-        if not isinstance(expr, cst.Name):
-            return None
+        if not isinstance(expr, cst.Name) or expr.value in _NAMED_LITERALS:
+            # `self.use_tiling = False`, turned on by a mixin's `enable_tiling()` in another file
+            return _toggled_default(c, attr, exprs) if literal(expr)[0] else None
         for p in params:
             if p.name.value == expr.value and p.default is not None:
                 ok, value = literal(p.default)

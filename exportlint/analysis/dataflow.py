@@ -1090,10 +1090,16 @@ class Interpreter(Calls):
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
         when_true, when_false = _narrowing(node.test, frame)
+        gates = (config_gate(node.test, self._setting(frame)), config_gate(node.test, self._setting(frame), negated=True)) if (
+            self.library_mode) else (None, None)
         with self._conditional():
             # `torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)`: each arm sees
-            # what the test tells about x
-            body, orelse = self._narrowed(node.body, when_true, frame), self._narrowed(node.orelse, when_false, frame)
+            # what the test tells about x; `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`:
+            # an arm only a non-default setting takes runs under that setting, as an `if` statement's
+            with self._context(frame, None, gates[0]):
+                body = self._narrowed(node.body, when_true, frame)
+            with self._context(frame, None, gates[1]):
+                orelse = self._narrowed(node.orelse, when_false, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code

@@ -27,7 +27,8 @@ holdout9`` a ninth (mmagic, surya, lavis, TTS, xlstm, dac, tsai), drawn after th
 holdout10`` a tenth (controlnet_aux, iopaint, vocos, mace, mmyolo, chemprop, torchcrepe), drawn after the
 ninth's; ``holdout11`` an eleventh (realesrgan, perceiver_pytorch, e3nn, laion_clap, pytorch_tcn,
 efficientnet_pytorch, rwkv), drawn after the tenth's; ``holdout12`` a twelfth (spandrel, cellpose, nnAudio,
-openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's.
+openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's; ``holdout13`` a
+thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), drawn after the twelfth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -121,6 +122,11 @@ CORPORA = {
         "spandrel": "spandrel==0.4.2", "cellpose": "cellpose==4.2.1.1", "nnAudio": "nnAudio==0.3.4",
         "openunmix": "openunmix==1.3.0", "tabpfn": "tabpfn==9.2.0", "carvekit": "carvekit==4.1.2",
         "transparent_background": "transparent-background==1.3.4",
+    },
+    "holdout13": {
+        "pytorchcv": "pytorchcv==0.0.74", "anomalib": "anomalib==2.7.0", "kokoro": "kokoro==0.9.4",
+        "moshi": "moshi==0.2.13", "k_diffusion": "k-diffusion==0.1.1.post1", "darts": "darts==0.48.1",
+        "f5_tts": "f5-tts==1.1.22",
     },
 }
 CONTEXT = 6

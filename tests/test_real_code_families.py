@@ -1471,6 +1471,58 @@ def test_an_export_mode_branch_whose_arms_end_the_same_is_not_exl060():
     assert sorted(line for line, c in codes(src) if c == "EXL060") == [15, 19]
 
 
+def test_an_early_exit_under_export_from_python_side_bookkeeping_is_not_exl060():
+    # TabPFN's `record_attention_backend`: `if torch.compiler.is_compiling(): return`, then only appends to
+    # a context variable's list (held-out round 12); skipping it under export changes no tensor
+    src = """
+    def record(backend):
+        if torch.compiler.is_compiling():
+            return
+        calls = _recorder.get()
+        if calls is not None:
+            calls.append(backend)
+
+    def scale_in_place(x):
+        if torch.compiler.is_compiling():
+            return
+        x.mul_(2)
+
+    class Attn(nn.Module):
+        def forward(self, x):
+            record("flash")
+            scale_in_place(x)
+            return x * 2
+    """
+    assert sorted(line for line, c in codes(src) if c == "EXL060") == [10]
+
+
+@pytest.mark.parametrize("test, reported", [
+    ("not torch.compiler.is_compiling() and not self.is_fitted", False),
+    ("checking and not self.is_fitted", False),
+    ("not self.is_fitted", True),
+])
+def test_a_property_read_only_behind_an_eager_only_check_is_not_run_under_export(test, reported):
+    # anomalib's MH-PatchCore: `checking = not torch.compiler.is_compiling()`, then `if checking and not
+    # self.is_fitted: raise` where the property does `bool(self.num_components.item())` (holdout13)
+    src = f"""
+    class PCA(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("n", torch.zeros(()))
+
+        @property
+        def is_fitted(self) -> bool:
+            return bool(self.n.item())
+
+        def forward(self, x):
+            checking = not torch.compiler.is_compiling()
+            if {test}:
+                raise RuntimeError("not fitted")
+            return x * 2
+    """
+    assert ((9, "EXL001") in codes(src)) is reported
+
+
 def test_an_export_friendly_variant_of_the_same_computation_is_not_exl060():
     # Qwen3-Next / OLMo-hybrid: solve_triangular in eager, forward substitution under export (equal to
     # 4.8e-7, audit round 9); swin's `torch.min(torch.tensor(r)) if is_tracing() else min(r)`
@@ -4204,6 +4256,34 @@ def test_a_package_of_its_own_named_torch_does_not_stand_for_torch(tmp_path):
     assert "EXL001" in {c for _, c in got.get("forecast/torch/model.py", set())}
 
 
+def test_a_torch_folder_inside_a_namespace_folder_does_not_stand_for_torch(tmp_path):
+    # anomalib ships `anomalib/data/validators/torch/__init__.py` where `validators/` has no `__init__.py`:
+    # its module name is `anomalib.data.validators.torch`, not `torch`, and the rest of the package still
+    # calls the real torch (holdout13's draw reported nothing on 465 files)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/data/__init__.py": "",
+        "pkg/data/validators/torch/__init__.py": "from .image import check\n",
+        "pkg/data/validators/torch/image.py": """
+            def check(x):
+                return x
+            """,
+        "pkg/models/__init__.py": "",
+        "pkg/models/net.py": """
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        return x
+                    return -x
+            """,
+    }
+    got = lint_tree(tmp_path, files)
+    assert {c for _, c in got.get("pkg/models/net.py", set())} == {"EXL020"}
+
+
 def test_names_after_a_spread_shape_take_the_values_written_after_it():
     # denoising_diffusion_pytorch's Attend: `_, heads, q_len, _, k_len, is_cuda, device = *q.shape,
     # k.shape[-2], q.is_cuda, q.device`; `is_cuda` is the device flag, not a size (holdout7's draw)
@@ -4910,6 +4990,36 @@ def test_a_number_left_unset_by_default_is_a_setting(annotation):
     got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", annotation))}
     f = got[(16, "EXL022")]
     assert f.severity is Severity.INFO and "non-default `num_kv_heads_test` (default None)" in f.hint
+
+
+def test_a_setting_handed_on_from_a_builder_parameter_of_another_name_and_the_same_default_is_a_setting():
+    # F5-TTS's DiT: `TextEmbedding(..., average_upsampling=text_embedding_average_upsampling)` with both
+    # defaulting to False (holdout13); another default in the builder is another setting
+    src = """
+    class TextEmbedding(nn.Module):
+        def __init__(self, dim, average_upsampling=False):
+            super().__init__()
+            self.average_upsampling = average_upsampling
+
+        def forward(self, text):
+            if self.average_upsampling:
+                for i in range(text.shape[0]):
+                    text = text + 1
+            return text
+
+    class DiT(nn.Module):
+        def __init__(self, dim=8, text_embedding_average_upsampling=DEFAULT):
+            super().__init__()
+            self.text_embed = TextEmbedding(dim, average_upsampling=text_embedding_average_upsampling)
+
+        def forward(self, text):
+            return self.text_embed(text)
+    """
+    same = {(d.line - 3, d.code): d for d in lint(src.replace("DEFAULT", "False"))}
+    assert same[(9, "EXL022")].severity is Severity.INFO
+    assert "non-default `average_upsampling` (default False)" in same[(9, "EXL022")].hint
+    other = {(d.line - 3, d.code): d for d in lint(src.replace("DEFAULT", "True"))}
+    assert other[(9, "EXL022")].severity is Severity.WARNING
 
 
 def test_an_optional_module_part_is_still_not_a_setting():

@@ -16,17 +16,23 @@ from exportlint.analysis.index import ClassInfo, FileIndex
 
 
 def module_name_for(path: str) -> str:
-    """Dotted module name of ``path``: the stem plus every enclosing package directory."""
+    """Dotted module name of ``path``: the stem plus every enclosing package directory, including a
+    folder without `__init__.py` inside a package (a namespace portion: anomalib's
+    `anomalib/data/validators/torch/` is `anomalib.data.validators.torch`, never `torch`)."""
     path = os.path.abspath(path)
     directory, filename = os.path.split(path)
     stem = os.path.splitext(filename)[0]
     parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
+    while _is_package(directory) or _is_package(os.path.dirname(directory)):
         directory, pkg = os.path.split(directory)
         parts.append(pkg)
         if not pkg:
             break
     return ".".join(reversed(parts)) or stem
+
+
+def _is_package(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
 
 
 # Top-level modules a dotted suffix of a linted file's name must never stand for: the standard library

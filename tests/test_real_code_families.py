@@ -4225,6 +4225,18 @@ def test_repeats_built_from_python_constants_give_a_static_size():
     assert codes(src) == {(10, "EXL032")}
 
 
+DATA_BRANCH_NET = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            return -x
+    """
+
+
 def test_a_package_of_its_own_named_torch_does_not_stand_for_torch(tmp_path):
     # gluonts / timesfm ship `gluonts/torch/__init__.py`: linted next to another package, its dotted suffix
     # `torch` made every `torch.*` call project code and the whole run reported nothing (holdout7's draw)
@@ -4240,16 +4252,7 @@ def test_a_package_of_its_own_named_torch_does_not_stand_for_torch(tmp_path):
                     return x[x > 0].sum().item()
             """,
         "other/__init__.py": "",
-        "other/net.py": """
-            import torch
-            from torch import nn
-
-            class Net(nn.Module):
-                def forward(self, x):
-                    if x.sum() > 0:
-                        return x
-                    return -x
-            """,
+        "other/net.py": DATA_BRANCH_NET,
     }
     got = lint_tree(tmp_path, files)
     assert {c for _, c in got.get("other/net.py", set())} == {"EXL020"}
@@ -4269,16 +4272,7 @@ def test_a_torch_folder_inside_a_namespace_folder_does_not_stand_for_torch(tmp_p
                 return x
             """,
         "pkg/models/__init__.py": "",
-        "pkg/models/net.py": """
-            import torch
-            from torch import nn
-
-            class Net(nn.Module):
-                def forward(self, x):
-                    if x.sum() > 0:
-                        return x
-                    return -x
-            """,
+        "pkg/models/net.py": DATA_BRANCH_NET,
     }
     got = lint_tree(tmp_path, files)
     assert {c for _, c in got.get("pkg/models/net.py", set())} == {"EXL020"}

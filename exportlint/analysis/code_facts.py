@@ -11,7 +11,7 @@ import ast
 import operator
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import libcst as cst
 
@@ -970,6 +970,8 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
             continue
         if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and _field_default_is(file, value.attr, default):
             continue  # `num_kv_heads_test=config.icl_num_kv_heads_test` of a field with the same default (TabPFN)
+        if isinstance(value, ast.Name) and _field_default_is(file, value.id, default):
+            continue  # `average_upsampling=text_embedding_average_upsampling`, the builder's parameter of that default (F5-TTS)
         if not _literal_is(value, default):
             return True
     return False
@@ -1031,7 +1033,9 @@ def _built_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
             continue  # `Attention(num_kv_heads_test=config.icl_num_kv_heads_test)`: a field with the same default
         elif _getattr_of(value, param, default):
             continue  # `getattr(cfg, 'enable_patch_interpolator', False)`: the same, with the same default
-        elif not (isinstance(value, cst.Name) and value.value == param and not _assigned_in_caller(cls, param)):
+        elif not (isinstance(value, cst.Name) and (value.value == param or _field_default_is(cls.file, value.value, default))
+                  and not _assigned_in_caller(cls, value.value)):
+            # `average_upsampling=text_embedding_average_upsampling`: the builder's parameter of the same default
             return True
     return False
 
@@ -1627,6 +1631,42 @@ def shortcut_return(node: cst.If, frame: Frame) -> bool:
         return True
 
     return only_returns_an_argument(node.body)
+
+
+def bookkeeping_exit(node: cst.If, fn: cst.CSTNode) -> bool:
+    """`if torch.compiler.is_compiling(): return` at the top of a function that returns nothing and,
+    past it, only keeps Python-side records (TabPFN's `record_attention_backend` appends to a context
+    variable's list): skipping it under export leaves every tensor the same.  Not when the rest
+    touches `self` (hooks, buffers), writes into a subscript, updates in place (`x.add_(1)`, `+=`)."""
+    if node.orelse is not None or not isinstance(fn, cst.FunctionDef):
+        return False
+    if not all(isinstance(s, cst.SimpleStatementLine) and all(_returns_nothing(x) for x in s.body) for s in body_statements(node.body)):
+        return False
+    returns = [r for r in _walk(fn.body) if isinstance(r, cst.Return)]
+    if not all(_returns_nothing(r) for r in returns):
+        return False
+    for n in _walk(fn.body):
+        if isinstance(n, cst.Name) and n.value == "self":
+            return False
+        if isinstance(n, cst.AugAssign) or (isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Subscript, cst.Attribute))):
+            return False
+        if (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value.endswith("_")
+                and not n.func.attr.value.startswith("_")):
+            return False
+    return True
+
+
+def _returns_nothing(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.Return) and (stmt.value is None or (isinstance(stmt.value, cst.Name) and stmt.value.value == "None"))
+
+
+def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``tree``, not entering nested functions, lambdas or classes."""
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in n.children if not isinstance(c, (cst.FunctionDef, cst.Lambda, cst.ClassDef)))
 
 
 _METRIC_FILE = re.compile(r"(^|_)metrics?(_|\.py$)")  # `metrics.py`, `seg_metric.py`, not `geometric.py`

@@ -28,6 +28,7 @@ from exportlint.analysis.code_facts import (
     tested_devices,
     body_statements,
     checked_before_use,
+    bookkeeping_exit,
     config_gate,
     exported_forward,
     has_export_forward,
@@ -403,6 +404,7 @@ class Interpreter(Calls):
             inert = differs and (
                 is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
                 or predicate_function(frame.func.node) or overwritten_arm(node, frame.func.node) or self._only_check_calls(node, frame)
+                or bookkeeping_exit(node, frame.func.node)
             )
             test = node.test
             needs = self.right_needs.get(id(test)) if isinstance(test, cst.BooleanOperation) and self.deciding.get(id(test)) is test.right else None
@@ -525,6 +527,10 @@ class Interpreter(Calls):
             name = dotted(expr)
             value = frame.lookup(name) if name is not None else None
             if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
+                if frame.cls.find_method(expr.attr.value) is not None:
+                    # a method or property (anomalib's `self.is_fitted`) is no setting: reading it here would run
+                    # its body outside the path the test is on
+                    return None
                 value = self.self_attribute(frame.cls, expr.attr.value, frame)
             elif value is None and isinstance(expr, cst.Attribute):
                 value = self._config_read(expr, frame)

@@ -225,7 +225,7 @@ class Cache:
 
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
         if not any(d.code == "EXL901" for d in diagnostics):
-            self._new[key] = [d.to_dict() for d in diagnostics]
+            self._new[key] = [{**d.to_dict(), **({"alone": d.alone} if d.alone else {})} for d in diagnostics]
             self._dirty = True
 
     def save(self) -> None:

@@ -82,6 +82,9 @@ class Diagnostic:
     dynamic: dict[str, Any] | None = None
     # Set when a suppression comment matched (only shown with --show-suppressed).
     suppressed: bool = False
+    # The modules, analysed on their own with inputs nothing shows (`<path>::<class>`, one per line), whose
+    # analysis found it; the driver drops it when another linted module calls them all (runner.resolve_parts)
+    alone: str | None = None
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code)
@@ -130,6 +133,7 @@ class Diagnostic:
             fix=d.get("fix"),
             dynamic=d.get("dynamic"),
             suppressed=d.get("suppressed", False),
+            alone=d.get("alone"),
         )
 
 

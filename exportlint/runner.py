@@ -24,6 +24,7 @@ from exportlint.catalogue import CATALOGUE, SUPERSEDED, SUPERSEDES, SUPERSEDING
 from exportlint.config import Settings
 from exportlint.diagnostics import Diagnostic, FileReport, Note, Target
 from exportlint.files import SourceError, check_size, decode_source, discover, read_source, split_lines
+from exportlint.parts import is_marker, resolve_parts
 from exportlint.suppressions import FileSuppressions, apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:
@@ -350,7 +351,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileReport:
         return FileReport(path=path)
     tune_gc()
     context = export_context({path: text}, settings, None, partial=True)
-    raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True, context=context) if d.path == path]
+    raw = [d for d in _analyze_one(text, path, settings.target, None, incremental=True, context=context) if d.path == path and not is_marker(d)]
     raw += site_diagnostics(context, settings).get(path, [])
     return finalize(path, raw, settings, sources)
 
@@ -416,6 +417,7 @@ def run(paths: list[str], settings: Settings, progress: bool = False) -> LintRes
         result.analyzed = len(analyzed)
     if cache is not None:
         cache.save()
+    resolve_parts(raw)
     for path, diagnostics in site_diagnostics(context, settings).items():
         raw.setdefault(path, []).extend(diagnostics)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from exportlint.analysis.project import Project
 from exportlint.diagnostics import Diagnostic, Target
 from exportlint.engine import analyze_source
+from exportlint.parts import resolve_parts
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
@@ -41,9 +42,11 @@ def write_tree(root: Path, files: dict[str, str]) -> tuple[list[Path], Project]:
 def lint_tree(root: Path, files: dict[str, str]) -> dict[str, set[tuple[int, str]]]:
     """Write ``files`` under ``root``, lint each with one project: {relative path: {(line, code)}}."""
     paths, project = write_tree(root, files)
+    raw = {str(p): analyze_source(p.read_text(encoding="utf-8"), str(p), Target.EXPORT, project) for p in paths}
+    resolve_parts(raw)  # what the driver does with every file's results
     out: dict[str, set[tuple[int, str]]] = {}
-    for p in paths:
-        for d in analyze_source(p.read_text(encoding="utf-8"), str(p), Target.EXPORT, project):
+    for diagnostics in raw.values():
+        for d in diagnostics:
             rel = str(Path(d.path).resolve().relative_to(root.resolve()))
             out.setdefault(rel, set()).add((d.line, d.code))
     return out

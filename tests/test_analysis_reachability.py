@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from snippets import codes, lint_tree
+import os
+
+from snippets import codes, lint_tree, write_tree
 
 ITEM_FORWARD = """
     def forward(self, x):
@@ -226,6 +228,75 @@ def test_absolute_import_of_a_linted_module(tmp_path):
             """,
     }
     assert lint_tree(tmp_path, files) == {"proj/net.py": {(6, "EXL010")}}
+
+
+PARTS = {
+    "pkg/__init__.py": "",
+    "pkg/part.py": """
+        import torch
+        from torch import nn
+
+        class Part(nn.Module):
+            def forward(self, x, table):
+                for i in range(table.shape[0]):
+                    x = x + table[i].sum()
+                return x
+        """,
+    "pkg/noise.py": """
+        import torch
+        from torch import nn
+
+        class Noise(nn.Module):
+            def forward(self, x):
+                if (x > 0.5).any():
+                    x = x * 2
+                return x
+        """,
+    "pkg/model.py": """
+        import torch
+        from torch import nn
+        from .part import Part
+        from .noise import Noise
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.part = Part()
+                self.noise = Noise()
+                self.table = nn.Parameter(torch.zeros(4, 5))
+
+            def forward(self, x):
+                if self.training:
+                    x = self.noise(x)
+                return self.part(x, self.table)
+        """,
+}
+
+
+def test_a_module_another_linted_file_calls_is_judged_on_that_callers_values(tmp_path):
+    # Across files as within one (anomalib's SuperSimpleNet builds its AnomalyGenerator in another file and
+    # calls it only while training; CS-Flow hands its anomaly-map module a list; holdout13): iterating a
+    # parameter's rows pins nothing, and code only a training arm calls is not on the export path
+    got = lint_tree(tmp_path, PARTS)
+    assert "pkg/part.py" not in got
+    assert got == {"pkg/noise.py": {(7, "EXL020")}}
+    from exportlint.config import Settings
+    from exportlint.runner import run
+
+    result = run([str(tmp_path / "pkg")], Settings(cache=False))
+    (report,) = [r for r in result.reports if r.diagnostics]
+    (d,) = report.diagnostics
+    assert d.severity.value == "info" and "`Model` builds it as `self.noise` but its forward never calls it" in d.hint
+
+
+def test_a_module_linted_without_its_callers_is_judged_on_its_own(tmp_path):
+    paths, _ = write_tree(tmp_path, PARTS)
+    from exportlint.config import Settings
+    from exportlint.runner import run
+
+    result = run([str(tmp_path / "pkg" / "part.py"), str(tmp_path / "pkg" / "noise.py")], Settings(cache=False))
+    got = {(os.path.basename(r.path), d.line, d.code, d.severity.value) for r in result.reports for d in r.diagnostics}
+    assert got == {("part.py", 7, "EXL022", "warning"), ("noise.py", 7, "EXL020", "error")}
 
 
 def test_incremental_analysis_matches_the_full_one():

@@ -397,9 +397,10 @@ def _object_val(cls: "ClassInfo") -> Val:
     return Val(tags=frozenset({"object"}), ref=Instance(cls))
 
 
-def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]]:
-    """The classes of ``file`` that some class of ``file`` builds as a submodule: class id -> the
-    (building class, attribute) pairs that hold it (`self.confidence_head = ConfidenceHead(...)`)."""
+def _submodule_classes(file: FileIndex, classes: "dict[int, ClassInfo] | None" = None) -> dict[int, list[tuple[ClassInfo, str]]]:
+    """The classes (of ``file`` or imported) that some class of ``file`` builds as a submodule: class
+    id -> the (building class, attribute) pairs that hold it (`self.confidence_head =
+    ConfidenceHead(...)`); ``classes`` receives each built class by id."""
     out: dict[int, list[tuple[ClassInfo, str]]] = {}
 
     def collect(v: Val | None, builder: ClassInfo, name: str) -> None:
@@ -408,6 +409,8 @@ def _submodule_classes(file: FileIndex) -> dict[int, list[tuple[ClassInfo, str]]
         for ref in v.ref.options if isinstance(v.ref, Alternatives) else (v.ref,):
             if isinstance(ref, Instance):
                 out.setdefault(id(ref.cls), []).append((builder, name))
+                if classes is not None:
+                    classes[id(ref.cls)] = ref.cls
         collect(v.elem, builder, name)
         for item in v.items or ():
             collect(item, builder, name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 from typing import Any, Callable, Iterable, Iterator
 
 import libcst as cst
@@ -138,6 +139,13 @@ class Interpreter(Calls):
         # `(*q.shape, k.shape[-2], q.is_cuda)`: the values before and after the one starred element
         self.starred_parts: dict[int, tuple[list[Val], Val, list[Val]]] = {}
         self.unused_by: str | None = None
+        # Modules of the linted project analysed here only on their own in library mode: the one being
+        # analysed (`<path>::<class>`), the ones a call from another module entered (their findings come
+        # from that caller's values, so the driver drops what their own analysis found), and the ones a
+        # module analysed here builds but never calls (see run, runner.resolve_parts)
+        self.root_key: str | None = None
+        self.parts_reached: set[str] = set()
+        self.parts_unused: dict[str, str] = {}
         # Depth of the function being analysed that turned a random draw into a Python value (see
         # drew_random): its code from there on, and what it calls, is training-time augmentation
         self.augmenting: int | None = None
@@ -159,7 +167,8 @@ class Interpreter(Calls):
             ]
         else:
             modules = [c for c in entries if c.find_method("forward")]
-        built = _submodule_classes(self.file) if entries is None else {}
+        built_classes: dict[int, ClassInfo] = {}
+        built = _submodule_classes(self.file, built_classes) if entries is None else {}
         # Roots nobody builds first; then the built ones; later definitions first: a parent class
         # usually follows its parts in the file, so its call reaches them with real arguments.
         order = {id(c): i for i, c in enumerate(modules)}
@@ -170,13 +179,25 @@ class Interpreter(Calls):
                 self.entry_fn, self.entry_dims = fn, self.plan.dims_of(cls) if self.plan is not None else None
                 self.regions = []
                 self.unused_by = _never_called(built.get(id(cls), ()), self.reached, self.attrs_read)
+                self.root_key = part_key(cls) if self.library_mode else None
                 begin = getattr(self.sink, "begin_root", None)
                 if begin is not None:
                     begin(self)
                 self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), None, entry=True)
+        self.root_key = None
+        for cid, builders in built.items():
+            # a module of another file that a module analysed here builds but never calls from forward
+            part = built_classes[cid]
+            if part.file is not self.file:
+                unused = _never_called(builders, self.reached, self.attrs_read)
+                if unused is not None:
+                    self.parts_unused[part_key(part)] = unused
 
     # ================================================================ functions
     def call_function(self, ref: FuncRef, call: "CallArgs | None", entry: bool = False) -> Val:
+        if (not entry and ref.cls is not None and ref.cls.file is not self.file and isinstance(ref.node, cst.FunctionDef)
+                and ref.node.name.value == "forward"):
+            self.parts_reached.add(part_key(ref.cls))  # a module of another file, called with this file's values
         params = _bind_params(ref, call, entry, self)
         gate = self.context_stack[-1][1] if self.context_stack else None
         if gate is None:
@@ -1453,6 +1474,11 @@ def _known_truth(v: Val) -> bool | None:
 
 
 _EVERY_CHILD = frozenset({"children", "named_children", "modules", "named_modules"})
+
+
+def part_key(cls: ClassInfo) -> str:
+    """How runs on other files name a module class: `<absolute path>::<class name>`."""
+    return f"{os.path.abspath(cls.file.path)}::{cls.name}"
 
 
 def _never_called(builders: "Iterable[tuple[ClassInfo, str]]", reached: set[int], attrs_read: set[str]) -> str | None:

@@ -44,6 +44,8 @@ class Finding:
     # The non-default setting it was lowered for, when the function's caller made the call only under
     # it (id of that function): another call on the default path runs the same line (engine.results)
     gated_in: tuple[int, str] | None = None
+    # The modules analysed on their own (library mode) whose analysis found it (engine.results)
+    roots: tuple[str, ...] = ()
 
 
 @dataclass

@@ -28,7 +28,9 @@ holdout10`` a tenth (controlnet_aux, iopaint, vocos, mace, mmyolo, chemprop, tor
 ninth's; ``holdout11`` an eleventh (realesrgan, perceiver_pytorch, e3nn, laion_clap, pytorch_tcn,
 efficientnet_pytorch, rwkv), drawn after the tenth's; ``holdout12`` a twelfth (spandrel, cellpose, nnAudio,
 openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's; ``holdout13`` a
-thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), drawn after the twelfth's.
+thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), drawn after the twelfth's;
+``holdout14`` a fourteenth (torchxrayvision, gliner, snac, pytorch_widedeep, stable_audio_tools, peft,
+rectified_flow_pytorch), drawn after the thirteenth's.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -127,6 +129,11 @@ CORPORA = {
         "pytorchcv": "pytorchcv==0.0.74", "anomalib": "anomalib==2.7.0", "kokoro": "kokoro==0.9.4",
         "moshi": "moshi==0.2.13", "k_diffusion": "k-diffusion==0.1.1.post1", "darts": "darts==0.48.1",
         "f5_tts": "f5-tts==1.1.22",
+    },
+    "holdout14": {
+        "torchxrayvision": "torchxrayvision==1.5.7", "gliner": "gliner==0.2.29", "snac": "snac==1.2.1",
+        "pytorch_widedeep": "pytorch-widedeep==1.7.0", "stable_audio_tools": "stable-audio-tools==0.0.19",
+        "peft": "peft==0.21.2", "rectified_flow_pytorch": "rectified-flow-pytorch==0.14.0",
     },
 }
 CONTEXT = 6

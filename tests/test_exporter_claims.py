@@ -489,6 +489,16 @@ def test_as_tensor_of_a_size_specialises_in_torch_export_but_torch_tensor_does_n
     assert _outcome(_trace(fixed)[0], fixed) == "match"
 
 
+def test_sizes_one_mask_selected_are_one_symbol_and_two_masks_are_two():
+    """EXL020 info: p28a compares the lengths of two tensors one boolean mask selected (a guard):
+    torch.export holds them as one unbacked size, exports and matches eager on another size; p28b, the
+    lengths of two tensors two masks selected, fails export (GuardOnDataDependentSymNode: error)."""
+    same, two = _probe("p28a"), _probe("p28b")
+    assert _outcome(_export(same).module(), same) == "match"
+    with pytest.raises(Exception, match="data-dependent|GuardOnDataDependentSymNode"):
+        _export(two)
+
+
 def test_torch_tensor_of_a_range_over_a_size_specialises():
     probe = _probe("p15")
     ep = _export(probe)

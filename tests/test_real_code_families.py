@@ -5016,6 +5016,47 @@ def test_a_setting_handed_on_from_a_builder_parameter_of_another_name_and_the_sa
     assert other[(9, "EXL022")].severity is Severity.WARNING
 
 
+def test_a_keyword_popped_from_kwargs_is_an_optional_input():
+    # gliner's packed encoder (holdout14): `packing_config = kwargs.pop("packing_config", None)` then
+    # `if packing_config is not None ...:` runs only when a caller passes it; the finding says so
+    src = """
+    class Encoder(nn.Module):
+        def forward(self, input_ids, attention_mask, **kwargs):
+            packing_config = kwargs.pop("packing_config", None)
+            if packing_config is not None:
+                for n in attention_mask.sum(dim=-1).tolist():
+                    if n > 3:
+                        input_ids = input_ids * 2
+            return input_ids
+    """
+    got = {(d.line - 3, d.code): d for d in lint(src)}
+    assert "runs only when the optional input `packing_config` is given" in got[(7, "EXL020")].hint
+
+
+def test_equal_sizes_of_tensors_one_data_dependent_step_made_are_one_symbol():
+    # gliner's `if current_word_mask.shape != current_word_embeddings.shape[:2]: raise` (holdout14): both
+    # come from one call that masks by data; torch.export holds them as one size (measured: masking two
+    # tensors with one mask and comparing their lengths exports); sizes of unrelated masks stay EXL020
+    src = """
+    def extract(x, scores):
+        keep = scores > 0.5
+        return x[keep], scores[keep]
+
+    class Head(nn.Module):
+        def forward(self, x, scores, other):
+            emb, wmask = extract(x, scores)
+            if wmask.shape[0] != emb.shape[0]:
+                raise ValueError("mismatch")
+            o = other[other > 0]
+            if o.shape[0] != emb.shape[0]:
+                raise ValueError("mismatch")
+            return emb
+    """
+    got = {(d.line - 3, d.code): d.severity for d in lint(src)}
+    assert got[(9, "EXL020")] is Severity.INFO
+    assert got[(12, "EXL020")] is Severity.ERROR
+
+
 def test_an_optional_module_part_is_still_not_a_setting():
     got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", "nn.Module | None"))}
     assert got[(16, "EXL022")].severity is Severity.WARNING

@@ -481,6 +481,28 @@ class P17J(nn.Module):
         return torch.cat([x, y.repeat(g, 1, h, w)], dim=1)
 
 
+@probe("p28a", "lengths of two tensors one mask selected, compared in a guard (gliner's word-embedding check)",
+       lambda: (r(8, 4), r(8)), lambda: (r(11, 4), r(11)), {0: [0], 1: [0]})
+class P18A(nn.Module):
+    def forward(self, x, scores):
+        keep = scores > 0
+        emb, kept = x[keep], scores[keep]
+        if kept.shape[0] != emb.shape[0]:
+            raise ValueError("mismatch")
+        return emb * kept[:, None]
+
+
+@probe("p28b", "lengths of two tensors two masks selected, compared in a guard (the contrast of p28a)",
+       lambda: (r(8, 4), r(8)), lambda: (r(11, 4), r(11)), {0: [0], 1: [0]})
+class P18B(nn.Module):
+    def forward(self, x, scores):
+        first = x[:, 0] * 1.0  # equal to x[:, 0]: eager passes the guard
+        emb, kept = x[x[:, 0] > 0], first[first > 0]
+        if kept.shape[0] != emb.shape[0]:
+            raise ValueError("mismatch")
+        return emb.sum() + kept.sum()
+
+
 @probe("p17d", "`torch.tensor([x.sum().item(), 1.0])` (data-dependent scalar)",
        lambda: (r(2, 3),), lambda: (r(2, 5),), {0: [1]})
 class P17D(nn.Module):

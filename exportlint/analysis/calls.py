@@ -104,6 +104,21 @@ def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArg
     return False
 
 
+def _keyword_entry(node: cst.Call, func: cst.Attribute, frame: Frame) -> str | None:
+    """The key of `kwargs.get("k")` / `kwargs.pop("k", None)` on the function's own `**kwargs`, or None."""
+    fn = frame.func.node
+    star = fn.params.star_kwarg if isinstance(fn, cst.FunctionDef) else None
+    if star is None or not (isinstance(func.value, cst.Name) and func.value.value == star.name.value):
+        return None
+    if not node.args or node.args[0].keyword is not None or not isinstance(node.args[0].value, cst.SimpleString):
+        return None
+    if len(node.args) > 2 or (len(node.args) == 2 and not (
+            isinstance(node.args[1].value, cst.Name) and node.args[1].value.value == "None")):
+        return None
+    key = node.args[0].value.evaluated_value
+    return key if isinstance(key, str) and key.isidentifier() else None
+
+
 def _rows_sized(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
     """`torch.zeros(rows.shape + (n,))`, `torch.zeros((len(rows), c))`: sizes whose first alone depends on
     data (see dims.DATA_ROWS)."""
@@ -234,6 +249,11 @@ class Calls:
 
     def call_attribute(self, node: cst.Call, receiver: Val, func: cst.Attribute, args: "CallArgs", frame: Frame) -> Val:
         name = func.attr.value
+        key = _keyword_entry(node, func, frame) if self.library_mode and name in ("get", "pop") else None
+        if key is not None:
+            # `packing_config = kwargs.pop("packing_config", None)`: a keyword the caller may leave out, None
+            # unless given; the arm under `is not None` runs only when it is given (gliner's packed encoder)
+            return Val(tags=frozenset({f"optional:{key}"}))
         if isinstance(receiver.ref, str):
             return self.call_qualified(node, f"{receiver.ref}.{name}", args, frame)
         if isinstance(receiver.ref, SuperRef):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from exportlint.analysis.dims import literal_axis
+from exportlint.analysis.dims import DDS_SIZE, literal_axis
 from exportlint.analysis.index import dotted
 from exportlint.analysis.values import (
     CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, const, kind, seq_of,
@@ -36,6 +36,19 @@ def _never_none(v: Val) -> bool:
     if NONE in v.kinds:
         return False
     return (bool(v.kinds) and v.kinds <= {SHAPE, DDS}) or (v.is_tensor and v.has("param")) or v.has("given")
+
+
+def same_data_sizes(node: cst.Comparison, operands: list[Val]) -> bool:
+    """`current_word_mask.shape != current_word_embeddings.shape[:2]`: sizes read from tensors whose sizes
+    depend on data, compared for equality, both traced to one data-dependent step (one call returned both
+    tensors): torch.export holds them as one unbacked symbol and decides the test without a guard
+    (gliner's word-embedding check, holdout14's probe; openunmix's `out.shape != target_shape`)."""
+    if len(operands) != 2 or len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return False
+    if not all(v.has(DDS_SIZE) and not v.is_tensor for v in operands):
+        return False
+    origins = [{id(s.node) for s in v.prov if s.kind == DDS} for v in operands]
+    return bool(origins[0] & origins[1])
 
 
 def _relates_dims(node: cst.Comparison, operands: list[Val]) -> bool:

@@ -80,7 +80,7 @@ from exportlint.analysis.values import (
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
-    _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, size_read,
+    _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, same_data_sizes, size_read,
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
@@ -1073,6 +1073,9 @@ class Interpreter(Calls):
         if _bounds_by_table(node, operands):
             # `if max_pos > self.weights.size(0): self.make_weights(...)`: a bound at the table's size (EXL022 info)
             return kind(SHAPE, "table_bound", prov=merge_prov(operands))
+        if same_data_sizes(node, operands):
+            # `if mask.shape != emb.shape[:2]: raise ...` of two tensors one data-dependent call returned
+            return kind(DDS, "same_data_sizes", prov=merge_prov(operands))
         if _relates_dims(node, operands):
             # `if mask.shape[0] == x.shape[0]:` / `if a.shape != b.shape:`: torch.export keeps the example's
             # relation between the two sizes as a guard and both stay dynamic (measured, p27c)

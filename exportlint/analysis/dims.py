@@ -33,6 +33,10 @@ def size_kind(t: Val, axis: int | None = None) -> str:
 # dims keep the base's sizes.
 DATA_ROWS = "dds_lead"
 
+# A size read from a tensor whose size depends on data (`mask.shape`, `len(rows)`), not a value read
+# from its data (`.item()`): two such sizes made by the same data-dependent op are one symbol
+DDS_SIZE = "dds_size"
+
 
 def _lead_axis(t: Val, axis: int) -> bool:
     """Is ``axis`` the first dim?  A negative one only when the rank says so."""
@@ -58,7 +62,7 @@ def size_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
     """A size read from ``t`` (`t.size(i)`): a parameter's or buffer's is a constant marked ``table_size``
     (a bound when a size is ordered against it: `max_pos > self.weights.size(0)`)."""
     k = size_kind(t)
-    return kind(k, *(("table_size",) if k == CONST and t.has("param") else ()), prov=prov)
+    return kind(k, *(("table_size",) if k == CONST and t.has("param") else ()), *((DDS_SIZE,) if k == DDS else ()), prov=prov)
 
 
 def count_of(t: Val, prov: tuple[Step, ...] = ()) -> Val:
@@ -333,7 +337,8 @@ def shape_seq_of(t: Val) -> Val:
         # rows selected by data: the first size depends on data, the others are the base's
         # (read per axis: rows_size)
         tags += (DATA_ROWS,) + (("derived_dims",) if t.has("derived_dims") else ())
-    element = size_of(t) if k == CONST else kind(k, *(raw_dim(t) if k == SHAPE else ()), prov=prov)
+    element = size_of(t) if k == CONST else kind(k, *(raw_dim(t) if k == SHAPE else ()), *((DDS_SIZE,) if k == DDS else ()), prov=prov)
+    tags += (DDS_SIZE,) if k == DDS else ()
     return seq_of(element, *tags, prov=prov).with_(kinds=frozenset({SEQ, k}))
 
 
@@ -344,7 +349,7 @@ def rows_size(shape: Val, axis: int | None) -> Val | None:
     if not shape.has(DATA_ROWS) or axis is None:
         return None
     if _lead_axis(shape, axis):
-        return kind(DDS, prov=shape.prov)
+        return kind(DDS, DDS_SIZE, prov=shape.prov)
     dim = () if shape.has("derived_dims") else ("dim", "sum_of_dims")
     return kind(SHAPE, *dim, *(("last_axis",) if axis == -1 else ()), prov=shape.prov)
 

@@ -249,7 +249,7 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
-_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "sum_of_dims", "size_ge2", "relates_dims")
+_ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "sum_of_dims", "size_ge2", "relates_dims", "same_data_sizes")
 _TENSOR_FACTS = ("param", "const_tensor")
 _ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
 
@@ -286,6 +286,8 @@ def join(vals: list[Val]) -> Val:
             pool = tensors if t in _TENSOR_FACTS and tensors else vals
             if t in ("size_ge2", "relates_dims"):  # `mask is None or seq_len == 1`: of every size test joined
                 pool = [v for v in vals if SHAPE in v.kinds]
+            elif t == "same_data_sizes":  # `out is None or out.shape != target_shape`: of every data-dependent test
+                pool = [v for v in vals if DDS in v.kinds]
             if not all(t in v.tags for v in pool):
                 tags -= {t}
     # Static dims (`fixed:-1` after a linear layer, a parameter's `pshape:`) hold after a merge

@@ -73,6 +73,16 @@ class DataDependentBranch(Rule):
         if e.kind == "assert" and not e.cond.is_tensor:
             return  # `assert n.item() <= limit`: torch.export keeps it as a runtime assertion (measured)
         cond = ctx.condition(e.cond_node, e.deciding)
+        if e.cond.has("same_data_sizes") and not e.cond.is_tensor:
+            yield self.finding(
+                ctx, e.node,
+                f"`{_KEYWORD[e.kind]}` condition `{cond}` compares sizes that depend on data, of tensors one "
+                "data-dependent step made: torch.export holds them as one size and decides the test without a guard",
+                "fine as long as both sides keep coming from that one step; sizes from two data-dependent ops would "
+                "fail export (`GuardOnDataDependentSymNode`): state the relation with `torch._check(a == b)` then",
+                e.cond, severity=Severity.INFO,
+            )
+            return
         if e.kind == "guard" and not ctx.trace:
             hint = (
                 "a check on tensor data fails non-strict torch.export: assert it in the graph with "

@@ -5027,10 +5027,16 @@ def test_a_keyword_popped_from_kwargs_is_an_optional_input():
                 for n in attention_mask.sum(dim=-1).tolist():
                     if n > 3:
                         input_ids = input_ids * 2
+            labels = kwargs.pop("labels")
+            if labels is not None:
+                mask = torch.ones_like(input_ids)
+                input_ids = input_ids[mask > 0]
             return input_ids
     """
     got = {(d.line - 3, d.code): d for d in lint(src)}
     assert "runs only when the optional input `packing_config` is given" in got[(7, "EXL020")].hint
+    # training targets in the keywords (peft's CPT: `labels = kwargs.pop("labels")`): export passes none
+    assert not any(line > 8 for line, _ in got)
 
 
 def test_equal_sizes_of_tensors_one_data_dependent_step_made_are_one_symbol():
@@ -5055,6 +5061,23 @@ def test_equal_sizes_of_tensors_one_data_dependent_step_made_are_one_symbol():
     got = {(d.line - 3, d.code): d.severity for d in lint(src)}
     assert got[(9, "EXL020")] is Severity.INFO
     assert got[(12, "EXL020")] is Severity.ERROR
+
+
+def test_a_guard_on_isinstance_or_another_test_says_what_the_value_is_after_it():
+    # peft's waverec2d (holdout14): `if not isinstance(coeff_tuple, tuple) or len(coeff_tuple) != 3: raise`;
+    # `len()` runs only where it is a tuple, and after the guard it is one (a 3-tuple iterated, unpacked)
+    src = """
+    class Rec(nn.Module):
+        def forward(self, coeffs: torch.Tensor):
+            res = coeffs[0]
+            for coeff_tuple in coeffs[1:]:
+                if not isinstance(coeff_tuple, tuple) or len(coeff_tuple) != 3:
+                    raise ValueError("must be a 3-tuple")
+                for coeff in coeff_tuple:
+                    res = res + coeff
+            return res
+    """
+    assert codes(src) == {(5, "EXL010")}
 
 
 def test_an_optional_module_part_is_still_not_a_setting():

@@ -43,7 +43,7 @@ from exportlint.analysis.values import (
     Alternatives, CONST, DDS, ModuleRef, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Val, combine, const, element_of,
     is_size_data, join, kind, merge_prov, seq_of, tuple_of,
 )
-from exportlint.analysis.binding import TENSOR_EVIDENCE, _module_val, _object_val
+from exportlint.analysis.binding import TENSOR_EVIDENCE, _is_target_param, _module_val, _object_val
 from exportlint.analysis.conditions import _read_without_data, tensor_test, type_names
 from exportlint.analysis.frames import KIND_WORDS, OPAQUE, CallArgs, Frame, FuncRef, Instance, LibraryModule, SelfRef, SuperRef, _source_step, decided
 
@@ -252,8 +252,9 @@ class Calls:
         key = _keyword_entry(node, func, frame) if self.library_mode and name in ("get", "pop") else None
         if key is not None:
             # `packing_config = kwargs.pop("packing_config", None)`: a keyword the caller may leave out, None
-            # unless given; the arm under `is not None` runs only when it is given (gliner's packed encoder)
-            return Val(tags=frozenset({f"optional:{key}"}))
+            # unless given; the arm under `is not None` runs only when it is given (gliner's packed encoder).
+            # Training targets (`kwargs.pop("labels")`, peft's CPT) an export never passes: None
+            return kind(NONE) if _is_target_param(key) else Val(tags=frozenset({f"optional:{key}"}))
         if isinstance(receiver.ref, str):
             return self.call_qualified(node, f"{receiver.ref}.{name}", args, frame)
         if isinstance(receiver.ref, SuperRef):

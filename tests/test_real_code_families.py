@@ -5080,6 +5080,26 @@ def test_a_guard_on_isinstance_or_another_test_says_what_the_value_is_after_it()
     assert codes(src) == {(5, "EXL010")}
 
 
+def test_leading_rows_a_data_dependent_bound_keeps_size_only_their_first_dim_by_data():
+    # `kept = boxes[:n]` with `n` read from data: its row count depends on data, its width is the
+    # input's (a loop over it pins that dim, it is no data-dependent trip count)
+    src = """
+    class Head(nn.Module):
+        def forward(self, boxes, scores):
+            n = (scores > 0.5).sum().item()
+            kept = boxes[:n]
+            count, width = kept.shape
+            for i in range(width):
+                kept = kept * 2
+            for j in range(count):
+                kept = kept + 1
+            return kept
+    """
+    got = codes(src)
+    assert (7, "EXL022") in got and (7, "EXL021") not in got
+    assert (9, "EXL021") in got
+
+
 def test_an_optional_module_part_is_still_not_a_setting():
     got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", "nn.Module | None"))}
     assert got[(16, "EXL022")].severity is Severity.WARNING

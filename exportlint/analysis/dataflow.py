@@ -1338,8 +1338,12 @@ class Interpreter(Calls):
             return _rows_indexed(node, base, result, indices)
         if base.is_tensor and not store and any(v.is_dds for _, v in bounds):
             # `tensor[:, padding : current_height - padding]` with bounds read from data (LLaVA-OneVision's
-            # `unpad_image`): the result's size depends on data
-            return with_data_shape(result)
+            # `unpad_image`): the result's size depends on data; `boxes[:n]` only its first dim's does
+            first = node.slice[0].slice
+            lead_only = isinstance(first, cst.Slice) and all(
+                isinstance(el.slice, cst.Slice) and el.slice.lower is None and el.slice.upper is None and el.slice.step is None
+                for el in node.slice[1:])
+            return with_data_rows(result) if lead_only and not base.has("dds_shape") else with_data_shape(result)
         if not base.kinds and not store and any(v.is_tensor and v.has("dds_shape") and not v.has("scalar") for v in index_vals):
             # only a tensor takes an index tensor of many rows: `box_regression_per_level[anchor_idxs]` of an
             # untracked list item (RetinaNet) holds the rows a mask selected

@@ -5100,6 +5100,34 @@ def test_leading_rows_a_data_dependent_bound_keeps_size_only_their_first_dim_by_
     assert (9, "EXL021") in got
 
 
+def test_ops_on_parameters_and_constants_keep_parameter_shapes():
+    # stable-audio-tools' ForcedWNConv1d (holdout14): `normalize(self.weight)` takes a norm over
+    # `dim=list(range(1, x.ndim))` and `np.sqrt(n.numel() / x.numel())` of the weight's constant sizes;
+    # the same helper on an input still reads the input's sizes into NumPy
+    src = """
+    def normalize(x, eps=1e-4):
+        dim = list(range(1, x.ndim))
+        n = torch.linalg.vector_norm(x, dim=dim, keepdim=True)
+        alpha = np.sqrt(n.numel() / x.numel())
+        return x / torch.add(eps, n, alpha=alpha)
+
+    class ForcedWNConv1d(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn([c, c, 1]))
+
+        def forward(self, x):
+            return F.conv1d(x, normalize(self.weight))
+    """
+    assert codes("import numpy as np\n" + textwrap.dedent(src)) == set()
+    on_input = src + """
+    class Norm(nn.Module):
+        def forward(self, x):
+            return normalize(x)
+    """
+    assert {c for _, c in codes("import numpy as np\n" + textwrap.dedent(on_input))} == {"EXL042"}
+
+
 def test_an_optional_module_part_is_still_not_a_setting():
     got = {(d.line - 3, d.code): d for d in lint(OPTIONAL_SETTING.replace("ANNOTATION", "nn.Module | None"))}
     assert got[(16, "EXL022")].severity is Severity.WARNING

@@ -104,6 +104,15 @@ def _sized_by_data(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArg
     return False
 
 
+def _of_parameters(v: Val) -> bool:
+    """An argument that keeps an op on parameters parameter-shaped: a constant (a list of them:
+    `dim=list(range(1, x.ndim))`), None, or a parameter-shaped tensor."""
+    if not v.kinds:
+        return False  # nothing known of it: it may be an input's tensor
+    return v.kinds <= {CONST, NONE} or v.has("param") or (
+        SEQ in v.kinds and v.kinds <= {SEQ, CONST, NONE} and not v.contains(lambda x: x.is_shape or x.is_dds or x.is_tensor))
+
+
 def _keyword_entry(node: cst.Call, func: cst.Attribute, frame: Frame) -> str | None:
     """The key of `kwargs.get("k")` / `kwargs.pop("k", None)` on the function's own `**kwargs`, or None."""
     fn = frame.func.node
@@ -642,6 +651,10 @@ class Calls:
                 # data is not known to be constant, and nothing shows its sizes come from an input
                 return kind(TENSOR, "param", prov=prov)
             return kind(TENSOR, "const_tensor", "param")  # torch.log2(torch.tensor(2.0)), torch.arange(4)
+        if tensors and all(v.has("param") for v in tensors) and all(_of_parameters(v) for v in args.all()):
+            # `torch.linalg.vector_norm(self.weight, dim=dim, keepdim=True)`: computed from parameters and
+            # constants only, its sizes are constants too (stable-audio's weight-normalised conv)
+            return kind(TENSOR, "param", prov=prov)
         return kind(TENSOR, *(("size_tensor",) if sized else ()), prov=prov)
 
     def call_builtin(self, node: cst.Call, name: str, args: "CallArgs", frame: Frame) -> Val:

@@ -130,7 +130,7 @@ def _keyword_entry(node: cst.Call, func: cst.Attribute, frame: Frame) -> str | N
 
 def _rows_sized(spec: "tuple[object, tuple[str, ...]] | None", args: "CallArgs") -> bool:
     """`torch.zeros(rows.shape + (n,))`, `torch.zeros((len(rows), c))`: sizes whose first alone depends on
-    data (see dims.DATA_ROWS)."""
+    data (see values.DATA_ROWS)."""
     if spec is None:
         return False
     selected = [value for _, value, _ in args.select(*spec)]
@@ -951,7 +951,7 @@ _ROWS_REDUCING = {"sum", "mean", "max", "min", "amax", "amin", "norm", "prod", "
 
 def _keeps_rows(name: str, args: "CallArgs", method: bool) -> bool:
     """Does `op(rows, ...)` / `rows.op(...)` keep the rows a data-dependent index selected as its first
-    dim, with the input's other sizes after them (see dims.DATA_ROWS)?  Unknown ops: no (every dim may
+    dim, with the input's other sizes after them (see values.DATA_ROWS)?  Unknown ops: no (every dim may
     then depend on data, as before this was tracked per dim)."""
     first = 0 if method else 1  # where the op's own arguments start
     if name in _ROWS_KEEPING:

@@ -1642,10 +1642,9 @@ def bookkeeping_exit(node: cst.If, fn: cst.CSTNode) -> bool:
         return False
     if not all(isinstance(s, cst.SimpleStatementLine) and all(_returns_nothing(x) for x in s.body) for s in body_statements(node.body)):
         return False
-    returns = [r for r in _walk(fn.body) if isinstance(r, cst.Return)]
-    if not all(_returns_nothing(r) for r in returns):
-        return False
     for n in _walk(fn.body):
+        if isinstance(n, cst.Return) and not _returns_nothing(n):
+            return False
         if isinstance(n, cst.Name) and n.value == "self":
             return False
         if isinstance(n, cst.AugAssign) or (isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Subscript, cst.Attribute))):

@@ -1124,21 +1124,21 @@ class Interpreter(Calls):
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
         when_true, when_false = _narrowing(node.test, frame)
-        gates = (config_gate(node.test, self._setting(frame)), config_gate(node.test, self._setting(frame), negated=True)) if (
-            self.library_mode) else (None, None)
+        # the setting whose default the body's arm needs changed, and the one the other arm's needs
+        body_gate, orelse_gate = (gating_setting(node.test, self._setting(frame)), gating_setting(
+            node.test, self._setting(frame), negated=True)) if self.library_mode else (None, None)
         with self._conditional():
             # `torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)`: each arm sees
             # what the test tells about x; `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`:
             # an arm only a non-default setting takes runs under that setting, as an `if` statement's
-            with self._context(frame, None, gates[0]):
+            with self._context(frame, None, describe_setting(*body_gate) if body_gate else None):
                 body = self._narrowed(node.body, when_true, frame)
-            with self._context(frame, None, gates[1]):
+            with self._context(frame, None, describe_setting(*orelse_gate) if orelse_gate else None):
                 orelse = self._narrowed(node.orelse, when_false, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code
-            for gate, chosen, arm in ((gating_setting(node.test, self._setting(frame)), orelse, node.orelse),
-                                      (gating_setting(node.test, self._setting(frame), negated=True), body, node.body)):
+            for gate, chosen, arm in ((body_gate, orelse, node.orelse), (orelse_gate, body, node.body)):
                 if gate is None:
                     continue
                 ok, value = literal(arm)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.index import FileIndex
-from exportlint.analysis.values import CONST, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, const, kind, seq_of, tuple_of
+from exportlint.analysis.values import CONST, DATA_ROWS, DDS, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, const, kind, seq_of, tuple_of
 
 
 def size_kind(t: Val, axis: int | None = None) -> str:
@@ -27,11 +27,6 @@ def size_kind(t: Val, axis: int | None = None) -> str:
         return DDS
     return CONST if t.has("param") else SHAPE
 
-
-# Only the first dim's size depends on data: `y[t]`, `x[i, idx]` with `idx` an index tensor of
-# data-dependent length (openunmix's Wiener-filter frames, laion_clap's longer clips); the other
-# dims keep the base's sizes.
-DATA_ROWS = "dds_lead"
 
 # A size read from a tensor whose size depends on data (`mask.shape`, `len(rows)`), not a value read
 # from its data (`.item()`): two such sizes made by the same data-dependent op are one symbol

@@ -249,6 +249,12 @@ def element_of(v: Val) -> Val:
     return UNKNOWN
 
 
+# Only the first dim's size depends on data: `y[t]`, `x[i, idx]` with `idx` an index tensor of
+# data-dependent length (openunmix's Wiener-filter frames, laion_clap's longer clips); the other
+# dims keep the base's sizes (dims.with_data_rows, dims.rows_size).
+DATA_ROWS = "dds_lead"
+
+
 _ALL_OF = ("truthy", "falsy", "param", "random", "const_tensor", "dim", "sum_of_dims", "size_ge2", "relates_dims", "same_data_sizes")
 _TENSOR_FACTS = ("param", "const_tensor")
 _ALL_OF_PREFIXES = ("fixed:", "pshape:", "rank:")
@@ -370,8 +376,8 @@ def combine(vals: list[Val], extra_tags: frozenset[str] = _EMPTY) -> Val:
         tags.add("derived_dims")  # a resized tensor's dims stay resized through elementwise ops
     if k == TENSOR and any(v.has("dds_shape") for v in vals):
         tags.add("dds_shape")
-    elif k == TENSOR and any(v.has("dds_lead") for v in vals):
-        tags.add("dds_lead")  # `rows * w`: broadcasting keeps the rows selected first (dims.DATA_ROWS)
+    elif k == TENSOR and any(v.has(DATA_ROWS) for v in vals):
+        tags.add(DATA_ROWS)  # `rows * w`: broadcasting keeps the rows selected first
     data = [v for v in vals if v.is_tensor or v.is_dds]
     if is_size_data(data):
         tags.add("size_tensor")  # sizes // 2 is still a size tensor; boxes * sizes is not

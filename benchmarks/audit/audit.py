@@ -30,7 +30,9 @@ efficientnet_pytorch, rwkv), drawn after the tenth's; ``holdout12`` a twelfth (s
 openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's; ``holdout13`` a
 thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), drawn after the twelfth's;
 ``holdout14`` a fourteenth (torchxrayvision, gliner, snac, pytorch_widedeep, stable_audio_tools, peft,
-rectified_flow_pytorch), drawn after the thirteenth's.
+rectified_flow_pytorch), drawn after the thirteenth's; ``holdout15`` a fifteenth (whisper, braindecode,
+flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's.  A package published only as
+a source distribution (openai-whisper, sam2, audiocraft, pytorchvideo) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -46,9 +48,11 @@ import argparse
 import collections
 import json
 import random
+import shutil
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
@@ -135,6 +139,11 @@ CORPORA = {
         "pytorch_widedeep": "pytorch-widedeep==1.7.0", "stable_audio_tools": "stable-audio-tools==0.0.19",
         "peft": "peft==0.21.2", "rectified_flow_pytorch": "rectified-flow-pytorch==0.14.0",
     },
+    "holdout15": {
+        "whisper": "openai-whisper==20250625", "braindecode": "braindecode==1.8.1", "flair": "flair==0.15.1",
+        "sam2": "sam2==1.1.0", "boxmot": "boxmot==25.0.0", "audiocraft": "audiocraft==1.3.0",
+        "pytorchvideo": "pytorchvideo==0.1.5",
+    },
 }
 CONTEXT = 6
 
@@ -149,10 +158,26 @@ def fetch(spec: str, module: str | None = None) -> Path:
         wheels.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), spec], check=True)
         stem = name.replace("-", "_").replace(".", "_")
-        (wheel,) = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}-".lower())]
-        with zipfile.ZipFile(wheel) as z:
-            z.extractall(dest)
+        found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}-".lower())]
+        if found:
+            (wheel,) = found
+            with zipfile.ZipFile(wheel) as z:
+                z.extractall(dest)
+        else:  # a source distribution only (openai-whisper, sam2): its package folder, wherever it sits
+            _unpack_sdist(wheels, name, version, module or name, dest)
     return dest
+
+
+def _unpack_sdist(wheels: Path, name: str, version: str, module: str, dest: Path) -> None:
+    stems = {name.lower(), name.replace("-", "_").lower(), name.replace("_", "-").lower()}
+    (sdist,) = [w for w in wheels.glob("*.tar.gz") if w.name.lower() in {f"{s}-{version}.tar.gz" for s in stems}]
+    scratch = dest.with_name(dest.name + ".sdist")
+    with tarfile.open(sdist) as t:
+        t.extractall(scratch, filter="data")
+    (package,) = [p for p in sorted(scratch.glob(f"*/{module}")) + sorted(scratch.glob(f"*/src/{module}")) if p.is_dir()][:1]
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(package, dest / module)
+    shutil.rmtree(scratch)
 
 
 def _roots(corpus: str = "main") -> dict[str, Path]:

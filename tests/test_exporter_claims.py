@@ -568,6 +568,15 @@ def test_a_dynamic_dim_compared_with_one_is_decided_without_a_guard():
     assert _outcome(ep.module(), probe, "one") == "mismatch"
 
 
+def test_a_dynamic_dim_as_a_truth_value_is_decided_without_a_guard():
+    """p29 (no EXL022): `... if n else ...` and `if not x.numel():` test emptiness; torch.export takes
+    dynamic dims to be >= 2, keeps them dynamic and the program matches eager on other sizes."""
+    probe = _probe("p29")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == []
+    assert _outcome(ep.module(), probe) == "match"
+
+
 def test_a_sliced_dim_compared_with_zero_is_a_guard():
     """p27b (EXL022 stays a warning): a slice's size can be 0, so `> 0` is a guard on the example."""
     probe = _probe("p27b")

@@ -1875,6 +1875,26 @@ def test_a_sum_of_sizes_compared_with_zero_is_decided_like_one_size():
     """
     assert {(d.line - 3, d.severity.value) for d in lint(src)} == {(8, "warning")}
 
+def test_a_size_alone_as_a_truth_value_is_an_emptiness_test():
+    # gliner's streaming merge `int(lengths.max().item()) if batch_size else 0` with `batch_size =
+    # emb.size(0)` (held-out round 14: judged false as a warning; p29 kept the dim dynamic under every
+    # exporter). A size inside `and` may be the value and a size halved in a loop is not a raw dim: kept.
+    src = """
+    class Merge(nn.Module):
+        def forward(self, emb, x):
+            batch_size = emb.size(0)
+            y = x.sum() if batch_size else x
+            if not x.numel():
+                return y
+            assert emb.shape[1]
+            n = x.shape[1]
+            while n:
+                n = n // 2
+            return y
+    """
+    assert {(d.line - 3, d.code) for d in lint(src)} == {(10, "EXL022")}
+
+
 def test_a_size_compared_with_a_setting_of_two_is_decided_by_dims_of_two_or_more():
     # V-JEPA 2 `if num_frames < self.config.tubelet_size:` (2 by default): audit round 15 measured the
     # frame dim kept dynamic and the program right on other sizes; only a 1-frame input differs.
@@ -3551,6 +3571,31 @@ def test_metrics_are_evaluation_code_not_export_roots(tmp_path):
         """,
     }
     assert lint_tree(tmp_path, files) == {"pkg/layers/geometric.py": {(6, "EXL022")}}
+
+
+def test_modules_of_a_training_package_are_training_code_not_export_roots(tmp_path):
+    # held-out round 15: boxmot's `reid/training/trainer_components/global_ap.py` (a Smooth-AP loss over a
+    # memory bank: `int(indices.max())`, `nonzero`), judged training-only eight times.  super-gradients keeps
+    # every model under `training/models/`, and a checkout inside a `train` folder is no training code.
+    loop = """
+        import torch.nn as nn
+
+        class {name}(nn.Module):
+            def forward(self, x):
+                for c in range(x.shape[1]):
+                    x = x + 1
+                return x
+    """
+    files = {
+        "pkg/__init__.py": "", "pkg/reid/__init__.py": "", "pkg/reid/training/__init__.py": "",
+        "pkg/reid/training/components/__init__.py": "",
+        "pkg/reid/training/components/global_ap.py": loop.format(name="GlobalAP"),
+        "pkg/training/__init__.py": "", "pkg/training/models/__init__.py": "",
+        "pkg/training/models/yolo.py": loop.format(name="Yolo"),
+        "train/proj/__init__.py": "", "train/proj/net.py": loop.format(name="Net"),
+    }
+    found = lint_tree(tmp_path, files)
+    assert found == {"pkg/training/models/yolo.py": {(6, "EXL022")}, "train/proj/net.py": {(6, "EXL022")}}
 
 
 def test_a_forward_that_requires_ground_truth_is_not_an_export_root():

@@ -776,6 +776,17 @@ class P27A(nn.Module):
         return x + 1
 
 
+@probe("p29", "`x.sum() if n else x` / `if not x.numel():` on dynamic dims (a size as a truth value)",
+       lambda: (r(2, 3, 4),), lambda: (r(5, 6, 4),), {0: [0, 1]})
+class P29(nn.Module):
+    def forward(self, x):
+        n = x.size(0)
+        y = x * 2 if n else x
+        if not x.numel():
+            return x
+        return y + 1
+
+
 @probe("p27b", "`if chunk.shape[1] > 0:` on a slice `x[:, :(s // 4) * 4]`", lambda: (r(2, 5, 4),),
        lambda: (r(2, 3, 4),), {0: [1]})
 class P27B(nn.Module):

@@ -8,6 +8,7 @@ The dataflow (``dataflow.py``) asks; nothing here knows about tensors or shapes.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import os
 import re
@@ -17,6 +18,7 @@ import libcst as cst
 
 from exportlint.analysis import torchapi as api
 from exportlint.analysis.index import ClassInfo, FileIndex, dotted, iter_statements
+from exportlint.analysis.project import module_name_for
 from exportlint.diagnostics import Target
 
 if TYPE_CHECKING:
@@ -1676,13 +1678,33 @@ _METRIC_FILE = re.compile(r"(^|_)metrics?(_|\.py$)")  # `metrics.py`, `seg_metri
 _TRAINING_NAME = re.compile(r"Discriminator|^(Lit|Model)?E[Mm][Aa](V\d+)?$|EMAModel$|ExponentialMovingAverage")
 
 
+_TRAINING_DIRS = {"train", "training", "trainer", "trainers"}
+_MODEL_DIRS = {"models", "model", "modeling", "modules", "nets", "networks", "network", "architectures", "archs", "arch",
+               "backbones", "layers"}
+
+
+@functools.lru_cache(maxsize=None)
+def _in_training_package(path: str) -> bool:
+    """A file of a `training` / `train` / `trainer(s)` package, not inside a models folder of it: boxmot's
+    `reid/training/trainer_components/global_ap.py` (a Smooth-AP loss over a memory bank), stable-audio's
+    `training/` wrappers; not super-gradients' `training/models/...`, where all its models live.  Only
+    the package's own folders count (`~/train/project/model.py` is no training code)."""
+    for part in reversed(module_name_for(path).split(".")[:-1]):
+        if part in _MODEL_DIRS:
+            return False
+        if part in _TRAINING_DIRS:
+            return True
+    return False
+
+
 def is_training_only(cls: ClassInfo) -> bool:
     """Losses, criteria, matchers, assigners, evaluation metrics, GAN discriminators and weight EMAs
     (also any Module of a `loss` / `losses` / `metrics` package or a `*loss*.py` / `*metric*.py` /
     `discriminator(s).py` file): training and evaluation code, never exported."""
     parts = os.path.normpath(cls.file.path).split(os.sep)
     if (any(p in ("loss", "losses", "metrics", "discriminators") for p in parts[-3:-1]) or "loss" in parts[-1].lower()
-            or _METRIC_FILE.search(parts[-1].lower()) or parts[-1] in ("discriminator.py", "discriminators.py")):
+            or _METRIC_FILE.search(parts[-1].lower()) or parts[-1] in ("discriminator.py", "discriminators.py")
+            or _in_training_package(cls.file.path)):
         return True
     for c in cls.iter_mro():
         if c.name.endswith(LOSS_SUFFIXES) or _TRAINING_NAME.search(c.name):

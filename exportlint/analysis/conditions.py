@@ -133,6 +133,18 @@ def _tests_empty(node: cst.Comparison, operands: list[Val]) -> bool:
     return c == 1 and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
 
 
+def size_as_test(node: cst.BaseExpression, value: Val) -> Val:
+    """`if batch_size:`, `x if n else 0`, `not x.numel()`: a size read from a tensor (or a sum of such
+    sizes) used as a truth value is `n != 0`, the same answer for every non-empty input (torch.export
+    takes dynamic dims to be >= 2 and decides it without a guard: gliner's `... if batch_size else 0`,
+    judged on held-out code).  Only a test that is that size alone: inside `a and n` the size may be
+    the value."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and value.is_shape and not value.is_data \
+            and not value.has("shape_seq") and (value.has("dim") or value.has("sum_of_dims")):
+        return const()
+    return value
+
+
 def _small_constant(node: cst.BaseExpression, value: Val) -> int | None:
     """An integer literal, or a setting whose default is an integer (``self.config.tubelet_size``)."""
     if isinstance(node, cst.Integer):

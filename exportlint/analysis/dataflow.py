@@ -80,7 +80,7 @@ from exportlint.analysis.values import (
 from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
-    _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, same_data_sizes, size_read,
+    _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, same_data_sizes, size_as_test, size_read,
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
@@ -367,7 +367,7 @@ class Interpreter(Calls):
     def s_Assert(self, node: cst.Assert, frame: Frame) -> bool:
         self.checking += 1  # `assert lengths.max().item() <= slen`: the value only validates
         try:
-            cond = self.expr(node.test, frame)
+            cond = self.test(node.test, frame)
         finally:
             self.checking -= 1
         self.emit(ev.Branch(node.test, "assert", cond, node.test), frame)
@@ -418,7 +418,7 @@ class Interpreter(Calls):
 
     def s_If(self, node: cst.If, frame: Frame, is_elif: bool = False) -> bool:
         with self._lead_gate(node.test, frame):
-            cond = self.expr(node.test, frame)
+            cond = self.test(node.test, frame)
             kind = "guard" if is_guard(node) else ("elif" if is_elif else "if")
             # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
             differs = cond.has("mode_differs")
@@ -592,7 +592,7 @@ class Interpreter(Calls):
         return self._loop(node, frame, lambda: self._while_head(node, frame))
 
     def _while_head(self, node: cst.While, frame: Frame) -> None:
-        cond = self.expr(node.test, frame)
+        cond = self.test(node.test, frame)
         self.emit(ev.Branch(node, "while", cond, node.test), frame)
         if cond.truth is False:
             raise _DeadLoop
@@ -865,6 +865,10 @@ class Interpreter(Calls):
             frame.gate, frame.gate_carried = None, False
 
     # ================================================================ expressions
+    def test(self, node: cst.BaseExpression, frame: Frame) -> Val:
+        """The value of an `if` / `while` / `assert` test (a size alone tests emptiness: size_as_test)."""
+        return size_as_test(node, self.expr(node, frame))
+
     def expr(self, node: cst.BaseExpression, frame: Frame) -> Val:
         method = getattr(self, "e_" + type(node).__name__, None)
         if method is None:
@@ -974,6 +978,7 @@ class Interpreter(Calls):
     def e_UnaryOperation(self, node: cst.UnaryOperation, frame: Frame) -> Val:
         v = self.expr(node.expression, frame)
         if isinstance(node.operator, cst.Not):
+            v = size_as_test(node.expression, v)
             truth = v.truth
             tags = frozenset(swap_needs(t) for t in v.tags - {"truthy", "falsy"})
             if truth is not None:
@@ -1119,7 +1124,7 @@ class Interpreter(Calls):
         literals = [literal(a) for a in (node.body, node.orelse)]
         differ = all(ok for ok, _ in literals) and literals[0][1] != literals[1][1]
         with self._lead_gate(node.test, frame):
-            cond = self.expr(node.test, frame)
+            cond = self.test(node.test, frame)
             self.emit(ev.Branch(node.test, "ifexp", cond, node.test, inert=same, alternatives=not differ), frame)
         if cond.truth is not None:
             return self.expr(node.body if cond.truth else node.orelse, frame)
@@ -1189,7 +1194,7 @@ class Interpreter(Calls):
             element = self.iterate(comp.iter, inner, comp, "unpacking" if unpacked else "comprehension")
             self.assign(comp.target, element, inner, comp, comp.iter)
             for cond in comp.ifs:
-                c = self.expr(cond.test, inner)
+                c = self.test(cond.test, inner)
                 self.emit(ev.Branch(cond.test, "comprehension-if", c, cond.test), inner)
             comp = comp.inner_for_in
         return elt(inner)

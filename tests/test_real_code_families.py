@@ -3549,6 +3549,18 @@ def test_a_predicate_branch_that_only_calls_a_validation_is_not_exl060():
     assert (9, "EXL060") in codes(src.replace("self.check_input_shape(x)", "x = self.check_input_shape(x) or x + 1"))
 
 
+# a Module named {name} whose forward unrolls a loop over its input's channels (EXL022 at line 6)
+SHAPE_LOOP = """
+    import torch.nn as nn
+
+    class {name}(nn.Module):
+        def forward(self, x):
+            for c in range(x.shape[1]):
+                x = x + 1
+            return x
+"""
+
+
 def test_metrics_are_evaluation_code_not_export_roots(tmp_path):
     files = {
         "pkg/utils/metrics.py": """
@@ -3577,22 +3589,13 @@ def test_modules_of_a_training_package_are_training_code_not_export_roots(tmp_pa
     # held-out round 15: boxmot's `reid/training/trainer_components/global_ap.py` (a Smooth-AP loss over a
     # memory bank: `int(indices.max())`, `nonzero`), judged training-only eight times.  super-gradients keeps
     # every model under `training/models/`, and a checkout inside a `train` folder is no training code.
-    loop = """
-        import torch.nn as nn
-
-        class {name}(nn.Module):
-            def forward(self, x):
-                for c in range(x.shape[1]):
-                    x = x + 1
-                return x
-    """
     files = {
         "pkg/__init__.py": "", "pkg/reid/__init__.py": "", "pkg/reid/training/__init__.py": "",
         "pkg/reid/training/components/__init__.py": "",
-        "pkg/reid/training/components/global_ap.py": loop.format(name="GlobalAP"),
+        "pkg/reid/training/components/global_ap.py": SHAPE_LOOP.format(name="GlobalAP"),
         "pkg/training/__init__.py": "", "pkg/training/models/__init__.py": "",
-        "pkg/training/models/yolo.py": loop.format(name="Yolo"),
-        "train/proj/__init__.py": "", "train/proj/net.py": loop.format(name="Net"),
+        "pkg/training/models/yolo.py": SHAPE_LOOP.format(name="Yolo"),
+        "train/proj/__init__.py": "", "train/proj/net.py": SHAPE_LOOP.format(name="Net"),
     }
     found = lint_tree(tmp_path, files)
     assert found == {"pkg/training/models/yolo.py": {(6, "EXL022")}, "train/proj/net.py": {(6, "EXL022")}}
@@ -4762,22 +4765,13 @@ def test_gan_discriminators_weight_emas_and_simulation_calculators_are_not_expor
     # holdout10: vocos' `MultiPeriodDiscriminator` (its own `discriminators.py`), latent diffusion's `LitEma` and
     # MACE's `calculators/` torch-sim wrapper were judged training / runtime code; a `DiscriminatorFree` name
     # does not carry them all off: a generator in `models.py` beside them stays a root
-    body = """
-            import torch.nn as nn
-
-            class {name}(nn.Module):
-                def forward(self, x):
-                    for c in range(x.shape[1]):
-                        x = x + 1
-                    return x
-    """
     files = {
-        "pkg/discriminators.py": body.format(name="PeriodBlock"),
-        "pkg/gan.py": body.format(name="MultiScaleDiscriminator"),
-        "pkg/ema.py": body.format(name="LitEma"),
-        "pkg/calculators/torchsim.py": body.format(name="MaceSim"),
-        "pkg/models.py": body.format(name="Generator"),
-        "pkg/schema.py": body.format(name="Schema"),
+        "pkg/discriminators.py": SHAPE_LOOP.format(name="PeriodBlock"),
+        "pkg/gan.py": SHAPE_LOOP.format(name="MultiScaleDiscriminator"),
+        "pkg/ema.py": SHAPE_LOOP.format(name="LitEma"),
+        "pkg/calculators/torchsim.py": SHAPE_LOOP.format(name="MaceSim"),
+        "pkg/models.py": SHAPE_LOOP.format(name="Generator"),
+        "pkg/schema.py": SHAPE_LOOP.format(name="Schema"),
     }
     assert lint_tree(tmp_path, files) == {"pkg/models.py": {(6, "EXL022")}, "pkg/schema.py": {(6, "EXL022")}}
 

@@ -1819,6 +1819,40 @@ def test_a_finding_behind_an_earlier_export_failure_on_the_same_path_says_so():
     assert "stops earlier" not in got[15].hint
 
 
+def test_a_failure_in_one_arm_does_not_stop_the_other_arms():
+    # flair's `if cls_pooling == "mean": mean_pool(h) elif cls_pooling == "max": max_pool(h)` (held-out
+    # round 15: the max pooling's loop said export "stops earlier" at the mean pooling's); a conditional
+    # expression's arms likewise.  A failure before the `if` still stops both arms (hints name file lines,
+    # the snippet header's three included).
+    src = """
+    class Pool(nn.Module):
+        def __init__(self, pooling: str):
+            super().__init__()
+            self.pooling = pooling
+
+        def forward(self, x, ids):
+            h = x[ids > 0]
+            if self.pooling == "mean":
+                for i in torch.arange(h.shape[0]):
+                    x = x + 1
+            elif self.pooling == "max":
+                for i in torch.arange(h.shape[0]):
+                    x = x * 2
+            else:
+                x = x + int(ids.sum())
+            y = (int(ids.max()) if self.pooling == "first"
+                 else ids.nonzero())
+            if x.sum() > 0:
+                x = x + len(h.nonzero())
+            else:
+                x = x - len(h.nonzero())
+            return x, y
+    """
+    got = {(d.line - 3, d.code): d.hint for d in lint(src)}
+    stops = {key: hint.split("stops earlier on this path, at ")[1][:7] for key, hint in got.items() if "stops earlier" in hint}
+    assert stops == {(20, "EXL032"): "line 22", (22, "EXL032"): "line 22"}
+
+
 def test_a_size_compared_with_zero_or_one_is_decided_by_dims_of_two_or_more():
     """`if seq_len == 1:` (a decode step) on a dim read from a tensor: torch.export takes dynamic
     dims to be >= 2 and decides the test with no guard (measured: no range constraint beyond [2, oo]),

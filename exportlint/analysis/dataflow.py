@@ -437,10 +437,7 @@ class Interpreter(Calls):
                 with self._context(frame, None, None, needs):  # decided by a right side that runs only when given
                     self.emit(branch, frame)
         self.if_conds[id(node)] = cond
-        if cond.truth is not None:
-            return self._if_arms(node, frame, cond)
-        with self._conditional():
-            return self._if_arms(node, frame, cond)
+        return self._if_arms(node, frame, cond)
 
     def _only_check_calls(self, node: cst.If, frame: Frame) -> bool:
         """Every arm only calls functions that only validate (segmentation_models_pytorch's `if not
@@ -471,8 +468,30 @@ class Interpreter(Calls):
         early exit): an export failure in it does not stop the path (see engine._Dispatcher)."""
         return _Conditional(self)
 
+    def _else_arm(self, node: cst.If, frame: Frame, cond: Val, when_false: dict[str, Val], outs: list[dict[str, Val]],
+                  keep: Callable[[dict[str, Val], "str | None"], None]) -> None:
+        """What runs when the test of ``node`` is false: its `elif` / `else` arm (``when_false``: what the
+        test being false tells of the names)."""
+        frame.env.update(when_false)
+        if ends_in_failure(node.body):
+            self._pin_sizes(node.test, False, frame)
+        if isinstance(node.orelse, cst.If):
+            if self.s_If(node.orelse, frame, is_elif=True):
+                outs.append(frame.env)
+        else:
+            gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
+            if isinstance(node.orelse, cst.Else):
+                with self._context(frame, None, gate, needed_input(cond, negated=True)):
+                    if self.block(body_statements(node.orelse.body), frame):
+                        keep(frame.env, gate and frame.gate)
+            else:
+                keep(frame.env, gate)
+
     def _if_arms(self, node: cst.If, frame: Frame, cond: Val) -> bool:
         truth = cond.truth  # known while exporting: only the arm export runs is analyzed
+        # each arm that may not run is a region of its own: a failure in the `if` arm stops nothing in the
+        # `elif` / `else` arms (flair's mean and max poolings, held-out round 15)
+        region = self._conditional if truth is None else contextlib.nullcontext
         when_true, when_false = _narrowing(node.test, frame)
         if truth is True and when_false and ends_in_failure(node.body):
             # `if not isinstance(inputs, (list, tuple)): raise TypeError(...)`: the code says what the input
@@ -494,7 +513,7 @@ class Interpreter(Calls):
             gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
             self.on_device.append(tested_devices(node.test))
             try:
-                with self._context(frame, filled, gate, needed_input(cond)):
+                with region(), self._context(frame, filled, gate, needed_input(cond)):
                     if self.block(body_statements(node.body), frame):
                         keep(frame.env, gate and frame.gate)  # the settings the arm needs, nested ones too
             finally:
@@ -502,20 +521,8 @@ class Interpreter(Calls):
         arm = outs[0] if outs else None
         frame.env = dict(before)
         if truth is not True:
-            frame.env.update(when_false)
-            if ends_in_failure(node.body):
-                self._pin_sizes(node.test, False, frame)
-            if isinstance(node.orelse, cst.If):
-                if self.s_If(node.orelse, frame, is_elif=True):
-                    outs.append(frame.env)
-            else:
-                gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
-                if isinstance(node.orelse, cst.Else):
-                    with self._context(frame, None, gate, needed_input(cond, negated=True)):
-                        if self.block(body_statements(node.orelse.body), frame):
-                            keep(frame.env, gate and frame.gate)
-                else:
-                    keep(frame.env, gate)
+            with region():
+                self._else_arm(node, frame, cond, when_false, outs, keep)
         if not outs and not gated:
             frame.env = before
             return False
@@ -1132,14 +1139,14 @@ class Interpreter(Calls):
         # the setting whose default the body's arm needs changed, and the one the other arm's needs
         body_gate, orelse_gate = (gating_setting(node.test, self._setting(frame)), gating_setting(
             node.test, self._setting(frame), negated=True)) if self.library_mode else (None, None)
-        with self._conditional():
-            # `torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)`: each arm sees
-            # what the test tells about x; `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`:
-            # an arm only a non-default setting takes runs under that setting, as an `if` statement's
-            with self._context(frame, None, describe_setting(*body_gate) if body_gate else None):
-                body = self._narrowed(node.body, when_true, frame)
-            with self._context(frame, None, describe_setting(*orelse_gate) if orelse_gate else None):
-                orelse = self._narrowed(node.orelse, when_false, frame)
+        # `torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)`: each arm sees what the
+        # test tells about x; `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`: an arm only a
+        # non-default setting takes runs under that setting, as an `if` statement's; each arm is a region of
+        # its own (a failure in one stops nothing in the other)
+        with self._conditional(), self._context(frame, None, describe_setting(*body_gate) if body_gate else None):
+            body = self._narrowed(node.body, when_true, frame)
+        with self._conditional(), self._context(frame, None, describe_setting(*orelse_gate) if orelse_gate else None):
+            orelse = self._narrowed(node.orelse, when_false, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:
             # a setting chosen by settings (`output_attentions if output_attentions is not None else
             # self.config.output_attentions`): the defaults' choice, so the setting it reads gates later code

@@ -31,8 +31,10 @@ openunmix, tabpfn, carvekit, transparent_background), drawn after the eleventh's
 thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), drawn after the twelfth's;
 ``holdout14`` a fourteenth (torchxrayvision, gliner, snac, pytorch_widedeep, stable_audio_tools, peft,
 rectified_flow_pytorch), drawn after the thirteenth's; ``holdout15`` a fifteenth (whisper, braindecode,
-flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's.  A package published only as
-a source distribution (openai-whisper, sam2, audiocraft, pytorchvideo) is unpacked from it.
+flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's; ``holdout16`` a sixteenth
+(encodec, face_alignment, schnetpack, pytorch_tabular, uni2ts, torchreid, momentfm), drawn after the
+fifteenth's first fixes.  A package published only as a source distribution (openai-whisper, sam2,
+audiocraft, pytorchvideo, encodec, torchreid) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -143,6 +145,11 @@ CORPORA = {
         "whisper": "openai-whisper==20250625", "braindecode": "braindecode==1.8.1", "flair": "flair==0.15.1",
         "sam2": "sam2==1.1.0", "boxmot": "boxmot==25.0.0", "audiocraft": "audiocraft==1.3.0",
         "pytorchvideo": "pytorchvideo==0.1.5",
+    },
+    "holdout16": {
+        "encodec": "encodec==0.1.1", "face_alignment": "face-alignment==1.5.0", "schnetpack": "schnetpack==2.1.1",
+        "pytorch_tabular": "pytorch-tabular==1.2.0", "uni2ts": "uni2ts==2.0.0", "torchreid": "torchreid==0.2.5",
+        "momentfm": "momentfm==0.1.4",
     },
 }
 CONTEXT = 6

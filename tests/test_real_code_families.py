@@ -3548,6 +3548,17 @@ def test_modules_that_run_other_models_are_not_export_roots(tmp_path):
     assert got == {"pkg/models/common.py": {(33, "EXL002")}}
 
 
+def test_modules_of_a_transform_package_are_data_pipeline_code(tmp_path):
+    # held-out round 16: schnetpack's `transform/neighborlist.py` (neighbour lists built on the host: `.item()`,
+    # `.numpy()`, a cache dict; 19 rows judged false), kornia's `geometry/transform/` crops.  A model's own
+    # `transformer.py` is no such package.
+    files = {
+        "pkg/transform/neighborlist.py": SHAPE_LOOP.format(name="NeighborList"),
+        "pkg/nn/transformer.py": SHAPE_LOOP.format(name="Transformer"),
+    }
+    assert lint_tree(tmp_path, files) == {"pkg/nn/transformer.py": {(6, "EXL022")}}
+
+
 def test_isinstance_narrows_the_arms_of_a_conditional_expression():
     # ultralytics' `empty_like`: numpy only for numpy inputs (holdout round 1: wrong cause)
     src = """

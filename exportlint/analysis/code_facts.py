@@ -1719,7 +1719,7 @@ def is_training_only(cls: ClassInfo) -> bool:
 # Packages of data-pipeline code (torchvision.transforms, timm.data, datasets): their Modules
 # (`Resize`, `RandomIoUCrop`, `CutMix`) run in data loading, not in an exported model.  They
 # are still analyzed when a model calls them.
-DATA_PIPELINE_DIRS = {"transforms", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
+DATA_PIPELINE_DIRS = {"transforms", "transform", "data", "datasets", "augmentation", "augmentations", "dataloaders", "preprocessing"}
 # mmdet's `data_preprocessors` (normalisation, padding and the batch augments of training), `preprocessors`
 _DATA_PIPELINE_DIR = re.compile(r"^(data_)?pre_?process(ors?|ing)$|^augment|^spec_?aug")
 

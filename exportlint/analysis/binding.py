@@ -317,7 +317,8 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
             built = c.tensor_attrs[attr]
             shape = param_shape_tag(built, c.file) if built is not None else None
             vals.append(kind(TENSOR, "param", *((shape,) if shape else ())))
-        vals += [_classify_attr_expr(expr, c, interp.target) for expr in c.attr_exprs.get(attr, [])]
+        vals += [_built_under(_classify_attr_expr(expr, c, interp.target), c.attr_gates.get(id(expr)))
+                 for expr in c.attr_exprs.get(attr, [])]
         if c.appended.get(attr) and vals and all(v.has("modlist") for v in vals):
             # `self.layers = nn.ModuleList()` then `self.layers.append(Layer(...))` in a loop
             parts = [_classify_attr_expr(expr, c, interp.target) for expr in c.appended[attr]]
@@ -330,6 +331,14 @@ def _class_attribute(cls: ClassInfo, attr: str, interp: Interpreter) -> Val:
     if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias"):
         return kind(TENSOR, "param")
     return UNKNOWN
+
+
+def _built_under(value: Val, needs: str | None) -> Val:
+    """A submodule an `__init__` arm builds only under a non-default setting: calls to it run under that
+    setting (see ClassInfo.attr_gates)."""
+    if needs is None or not isinstance(value.ref, Instance):
+        return value
+    return value.with_(ref=Instance(value.ref.cls, needs))
 
 
 # Constructor arguments conventionally holding a normalisation or activation layer class (timm,

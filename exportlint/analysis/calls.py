@@ -4,6 +4,8 @@ data-dependent, a size, a data-dependent scalar, a sequence) and the events rule
 
 from __future__ import annotations
 
+import contextlib
+
 import libcst as cst
 
 from exportlint.analysis import events as ev
@@ -381,7 +383,10 @@ class Calls:
             if found is not None:
                 defining, fn = found
                 self.reached.add(id(cls))
-                result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
+                needs = module.ref.needs if self.library_mode and frame is not None else None
+                with self._context(frame, None, needs) if needs else contextlib.nullcontext():  # type: ignore[arg-type]
+                    # a submodule only a non-default setting builds (MACE's Chebyshev basis): its findings say so
+                    result = self.call_function(FuncRef(fn, defining.file, cls=cls, defining=defining, bound_self=True), args)
                 if result.is_definite_tensor:
                     kept = {t for t in result.tags if t in ("bool", "scalar", "dds_shape", DATA_ROWS) or t.startswith(("fixed:-", "rank:"))}
                     return kind(TENSOR, *kept, prov=prov)

@@ -69,9 +69,12 @@ class SelfRef:
 
 @dataclass
 class Instance(ModuleRef):
-    """An instance of a class of the linted set (a submodule built from it)."""
+    """An instance of a class of the linted set (a submodule built from it); ``needs``: the constructor
+    setting it is built only under (`elif radial_type == "chebyshev": self.radial = ChebychevBasis()`), as
+    a hint describes it."""
 
     cls: ClassInfo
+    needs: str | None = None
 
     @property
     def memo_key(self) -> tuple:

@@ -119,6 +119,9 @@ class ClassInfo:
     appended: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # register_buffer / register_parameter names -> the tensor registered (None when not given)
     tensor_attrs: dict[str, cst.BaseExpression | None] = field(default_factory=dict)
+    # id(an attribute expression of `__init__`) -> the setting it needs, when only an arm the constructor's
+    # defaults do not take assigns it (`elif radial_type == "chebyshev": self.radial = ChebychevBasis()`)
+    attr_gates: dict[int, str] = field(default_factory=dict)
     _node: cst.ClassDef | None = None
     _loader: "Callable[[], cst.ClassDef] | None" = None
     _used_in: int = -1  # the analysis (see begin_analysis) that last needed this class's code
@@ -367,42 +370,59 @@ def _registered_tensors(block: cst.BaseSuite, self_name: str) -> set[str]:
     return out
 
 
-def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str, stmt: cst.If,
-                           preset: Sequence[cst.BaseExpression] = ()) -> None:
-    """`if positional_embedding == 'none': self.pos = None` / `elif ...: self.pos = nn.Parameter(...)` / `else:
-    self.register_buffer('pos', ...)` with the default `'sine'`: the attribute is None only under a setting
-    that is not the default, so it is not None (vit-pytorch's CCT; holdout4: `not exists(self.pos) and
-    x.size(1) < n` never reads the size by default).  The arm the constructor's literal defaults take is
-    decided like a setting's gate (code_facts.gating_setting).  A `self.<attr> = None` earlier in
-    `__init__` (``preset``) is replaced too when the default arm sets it (SAM's `self.pos_embed = None` then
-    `if use_abs_pos:` with the default True: holdout10, its fixed token grid)."""
-    from exportlint.analysis.code_facts import gating_setting, literal, named_params
+def _default_arm(init: cst.FunctionDef, stmt: cst.If) -> "tuple[list[cst.BaseSuite], int, list[str]] | None":
+    """The arms of an `if` / `elif` / `else` chain of ``init``, the one the constructor's literal defaults
+    take (decided like a setting's gate: code_facts.gating_setting) and, per arm, the setting it needs
+    described for a hint ("`radial_type` (default 'bessel')"); None when the defaults do not decide."""
+    from exportlint.analysis.code_facts import describe_setting, gating_setting, literal, named_params
 
     defaults = {p.name.value: value for p in named_params(init) if p.default is not None
                 for ok, value in [literal(p.default)] if ok}
     if not defaults:
-        return
+        return None
 
     def setting(expr: cst.BaseExpression) -> tuple[str, object] | None:
         return (expr.value, defaults[expr.value]) if isinstance(expr, cst.Name) and expr.value in defaults else None
 
     arms: list[cst.BaseSuite] = []
+    needs: list[str] = []
     chosen: int | None = None
+    decided_by: tuple[str, object] | None = None
     node: cst.If | cst.Else | None = stmt
     while isinstance(node, cst.If):
         fails, holds = gating_setting(node.test, setting), gating_setting(node.test, setting, negated=True)
         if (fails is None) == (holds is None):
-            return  # not decided by the defaults
+            return None  # not decided by the defaults
         if holds is not None and chosen is None:
-            chosen = len(arms)
+            chosen, decided_by = len(arms), holds
         arms.append(node.body)
+        needs.append(describe_setting(*(fails or holds)))  # type: ignore[misc]
         node = node.orelse
     if isinstance(node, cst.Else):
         arms.append(node.body)
+        needs.append(describe_setting(*decided_by) if decided_by is not None else needs[-1])
         chosen = len(arms) - 1 if chosen is None else chosen
-    if chosen is None:
+    return None if chosen is None else (arms, chosen, needs)
+
+
+def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str, stmt: cst.If,
+                           preset: Sequence[cst.BaseExpression] = ()) -> None:
+    """`if positional_embedding == 'none': self.pos = None` / `elif ...: self.pos = nn.Parameter(...)` / `else:
+    self.register_buffer('pos', ...)` with the default `'sine'`: the attribute is None only under a setting
+    that is not the default, so it is not None (vit-pytorch's CCT; holdout4: `not exists(self.pos) and
+    x.size(1) < n` never reads the size by default).  A `self.<attr> = None` earlier in `__init__`
+    (``preset``) is replaced too when the default arm sets it (SAM's `self.pos_embed = None` then
+    `if use_abs_pos:` with the default True: holdout10, its fixed token grid).  What only the other arms
+    assign needs their setting (``ClassInfo.attr_gates``: MACE's `radial_type='chebyshev'` basis)."""
+    found = _default_arm(init, stmt)
+    if found is None:
         return
+    arms, chosen, needs = found
     default_arm = _assigned_self_attrs(arms[chosen], self_name)
+    for i, body in enumerate(arms):
+        if i != chosen:
+            for value in _assigned_self_attrs(body, self_name).values():
+                cls.attr_gates[id(value)] = needs[i]
     kept = {a for a, v in default_arm.items() if not (isinstance(v, cst.Name) and v.value == "None")}
     kept |= _registered_tensors(arms[chosen], self_name)
     nones = [v for i, body in enumerate(arms) if i != chosen for v in _assigned_self_attrs(body, self_name).values()

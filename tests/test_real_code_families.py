@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from exportlint.diagnostics import Severity
+from exportlint.diagnostics import Severity, Target
+from exportlint.engine import analyze_source
 from snippets import HEADER, codes, lint, lint_tree, write_tree
 
 
@@ -3678,6 +3679,45 @@ def test_a_submodule_only_a_non_default_setting_builds_runs_under_that_setting()
     assert "non-default `radial_type` (default 'bessel')" in gated.hint
     (built,) = lint(src.replace('radial_type: str = "bessel"', 'radial_type: str = "chebyshev"'))
     assert (built.line - 3, built.severity) == (8, Severity.WARNING)
+
+
+def test_a_submodule_only_a_non_default_config_field_builds_runs_under_it(tmp_path):
+    # transformers' `if config.attention_type == "prob": self.self_attn = ProbSparseAttention(...)` (the
+    # default there): a field of the configuration class beside the model decides the arm as a parameter does
+    model = """
+        import torch.nn as nn
+
+        class Cheb(nn.Module):
+            def forward(self, x):
+                return x.view(int(x.shape[0]), -1)
+
+        class Bessel(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Block(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                if config.radial_type == "chebyshev":
+                    self.radial = Cheb()
+                elif config.radial_type == "bessel":
+                    self.radial = Bessel()
+                else:
+                    raise ValueError(config.radial_type)
+
+            def forward(self, x):
+                return self.radial(x)
+    """
+    config = """
+        class BlockConfig:
+            def __init__(self, radial_type="{default}"):
+                self.radial_type = radial_type
+    """
+    for default, severity in (("bessel", "info"), ("chebyshev", "warning")):
+        root = tmp_path / default
+        paths, project = write_tree(root, {"m/modeling_block.py": model, "m/configuration_block.py": config.format(default=default)})
+        (found,) = analyze_source(paths[0].read_text(), str(paths[0]), Target.EXPORT, project)
+        assert (found.line, found.code, found.severity.value) == (6, "EXL042", severity)
 
 
 def test_a_forward_that_requires_ground_truth_is_not_an_export_root():

@@ -370,19 +370,24 @@ def _registered_tensors(block: cst.BaseSuite, self_name: str) -> set[str]:
     return out
 
 
-def _default_arm(init: cst.FunctionDef, stmt: cst.If) -> "tuple[list[cst.BaseSuite], int, list[str]] | None":
-    """The arms of an `if` / `elif` / `else` chain of ``init``, the one the constructor's literal defaults
-    take (decided like a setting's gate: code_facts.gating_setting) and, per arm, the setting it needs
-    described for a hint ("`radial_type` (default 'bessel')"); None when the defaults do not decide."""
-    from exportlint.analysis.code_facts import describe_setting, gating_setting, literal, named_params
+def _default_arm(cls: ClassInfo, init: cst.FunctionDef, stmt: cst.If) -> "tuple[list[cst.BaseSuite], int, list[str]] | None":
+    """The arms of an `if` / `elif` / `else` chain of ``init``, the one the defaults take (the constructor's
+    literal defaults, or a field's default in the configuration class next to ``cls``: `config.mask_type`;
+    decided like a setting's gate: code_facts.gating_setting) and, per arm, the setting it needs described
+    for a hint ("`radial_type` (default 'bessel')"); None when the defaults do not decide."""
+    from exportlint.analysis.code_facts import config_default, describe_setting, gating_setting, literal, named_params
 
-    defaults = {p.name.value: value for p in named_params(init) if p.default is not None
+    params = {p.name.value: p for p in named_params(init)}
+    defaults = {name: value for name, p in params.items() if p.default is not None
                 for ok, value in [literal(p.default)] if ok}
-    if not defaults:
-        return None
 
     def setting(expr: cst.BaseExpression) -> tuple[str, object] | None:
-        return (expr.value, defaults[expr.value]) if isinstance(expr, cst.Name) and expr.value in defaults else None
+        if isinstance(expr, cst.Name):
+            return (expr.value, defaults[expr.value]) if expr.value in defaults else None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in params \
+                and expr.value.value != init.params.params[0].name.value:
+            return config_default(cls, expr.attr.value)  # `config.position_embedding_type == "rotary"`
+        return None
 
     arms: list[cst.BaseSuite] = []
     needs: list[str] = []
@@ -414,7 +419,7 @@ def _drop_non_default_none(cls: ClassInfo, init: cst.FunctionDef, self_name: str
     (``preset``) is replaced too when the default arm sets it (SAM's `self.pos_embed = None` then
     `if use_abs_pos:` with the default True: holdout10, its fixed token grid).  What only the other arms
     assign needs their setting (``ClassInfo.attr_gates``: MACE's `radial_type='chebyshev'` basis)."""
-    found = _default_arm(init, stmt)
+    found = _default_arm(cls, init, stmt)
     if found is None:
         return
     arms, chosen, needs = found

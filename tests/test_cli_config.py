@@ -152,7 +152,7 @@ def test_explicit_pyproject_without_table_is_an_error(tmp_path):
     ("exl001", {"EXL001"}),
     ("tensor-item", {"EXL001"}),
     ("EXL02", {"EXL020", "EXL021", "EXL022"}),
-    ("EXL04", {"EXL040", "EXL041", "EXL042"}),
+    ("EXL04", {"EXL040", "EXL041", "EXL042", "EXL043"}),
 ])
 def test_selectors(selector, expected):
     assert codes_for_selector(selector) == expected

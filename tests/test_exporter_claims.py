@@ -577,6 +577,24 @@ def test_a_dynamic_dim_as_a_truth_value_is_decided_without_a_guard():
     assert _outcome(ep.module(), probe) == "match"
 
 
+def test_a_recurrent_layer_fixes_the_sequence_length_under_torch_export_only():
+    """p30 (EXL043, export target only): torch.export keeps the batch of an `nn.LSTM`'s input dynamic and
+    fixes its sequence to the example's length (the program raises on another length; `Dim.DYNAMIC` and
+    named dims fail, the dynamo ONNX exporter too); with `Dim.AUTO` the dynamo ONNX model runs other lengths
+    in onnxruntime; jit.trace and the legacy ONNX exporter match eager on the other length."""
+    probe = _probe("p30")
+    ep = _export(probe)
+    assert _static_dims(ep, probe) == [(0, 1)]
+    assert _outcome(ep.module(), probe) == "raise"
+    with pytest.raises(Exception, match="Constraints violated"):
+        _export(probe, hint=Dim.DYNAMIC)
+    with pytest.raises(Exception, match="conflicts between user-specified ranges and inferred ranges"):
+        _onnx_dynamo(probe)
+    assert _outcome(_onnx_dynamo(probe, hint=Dim.AUTO), probe) == "match"
+    assert _outcome(_trace(probe)[0], probe) == "match"
+    assert _outcome(_onnx_legacy(probe), probe) == "match"
+
+
 def test_a_sliced_dim_compared_with_zero_is_a_guard():
     """p27b (EXL022 stays a warning): a slice's size can be 0, so `> 0` is a guard on the example."""
     probe = _probe("p27b")

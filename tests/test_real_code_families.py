@@ -1854,6 +1854,29 @@ def test_a_failure_in_one_arm_does_not_stop_the_other_arms():
     assert stops == {(20, "EXL032"): "line 22", (22, "EXL032"): "line 22"}
 
 
+def test_a_recurrent_layer_over_a_sequence_nothing_fixes():
+    # EnCodec's SEANet LSTM (held-out round 16: an export with a dynamic audio length rejected every other
+    # frame count; p30). Not a PackedSequence, not a sequence a view fixes, not under the trace target.
+    src = """
+    class Enc(nn.Module):
+        def __init__(self, dim: int = 8, frames: int = 16):
+            super().__init__()
+            self.conv = nn.Conv1d(dim, dim, 3, padding=1)
+            self.lstm = nn.LSTM(dim, dim, 2)
+            self.gru = nn.GRU(dim, dim, batch_first=True)
+
+        def forward(self, x, lengths):
+            y, _ = self.lstm(self.conv(x).permute(2, 0, 1))
+            z, _ = self.gru(x.transpose(1, 2))
+            w, _ = self.gru(x.view(x.shape[0], 16, -1))
+            packed = nn.utils.rnn.pack_padded_sequence(x.transpose(1, 2), lengths, batch_first=True)
+            p, _ = self.gru(packed)
+            return y, z, w, p
+    """
+    assert codes(src) == {(10, "EXL043"), (11, "EXL043")}
+    assert codes(src, "trace") == set()
+
+
 def test_a_size_compared_with_zero_or_one_is_decided_by_dims_of_two_or_more():
     """`if seq_len == 1:` (a decode step) on a dim read from a tensor: torch.export takes dynamic
     dims to be >= 2 and decides the test with no guard (measured: no range constraint beyond [2, oo]),

@@ -787,6 +787,18 @@ class P29(nn.Module):
         return y + 1
 
 
+@probe("p30", "`nn.LSTM(..., batch_first=True)` over a dynamic sequence (EXL043)",
+       lambda: (r(2, 5, 8),), lambda: (r(3, 7, 8),), {0: [0, 1]})
+class P30(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = nn.LSTM(8, 8, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
 @probe("p27b", "`if chunk.shape[1] > 0:` on a slice `x[:, :(s // 4) * 4]`", lambda: (r(2, 5, 4),),
        lambda: (r(2, 3, 4),), {0: [1]})
 class P27B(nn.Module):

@@ -350,7 +350,7 @@ class Calls:
         """``self.block(x)``: the submodule's forward, analyzed with the arguments passed here."""
         prov = args.prov()
         if isinstance(module.ref, LibraryModule) and node is not None and frame is not None:
-            self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file), frame)
+            self.emit(ev.ModuleCall(node, module.ref.qual, module.ref.ctor, module.ref.file, tuple(args.positional)), frame)
         if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, ModuleRef):
             return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
         if isinstance(module.ref, Alternatives):

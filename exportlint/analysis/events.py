@@ -153,3 +153,4 @@ class ModuleCall(Event):
     qual: str
     ctor: cst.Call
     ctor_file: Any
+    inputs: "tuple[Val, ...]" = ()  # the positional arguments passed

@@ -109,6 +109,9 @@ NON_TENSOR_FUNCS = {
     "torch.promote_types",
     "torch.result_type",
     "torch.can_cast",
+    # a PackedSequence (data, batch sizes), fed to a recurrent layer: not a tensor of its own
+    "torch.nn.utils.rnn.pack_padded_sequence",
+    "torch.nn.utils.rnn.pack_sequence",
 }
 # torch.is_autocast_cpu_enabled(), torch.get_default_device(), torch.set_grad_enabled(...)
 PREDICATE_PREFIXES = ("is_", "get_", "set_", "has_", "can_", "are_", "use_", "_is_", "_get_")

@@ -10,8 +10,8 @@ from exportlint.rules.host import NumpyOnTensor, TensorItem, TensorToHost, Tenso
 from exportlint.rules.misc import AutogradFunctionWithoutSymbolic, HardcodedDevice
 from exportlint.rules.onnx import OnnxUnsupportedOperator
 from exportlint.rules.shapes import (
-    DataDependentOutputShape, DataDependentSlice, ShapeSpecialisation, SizeTensorConcat, TensorFromRuntimeValues,
-    TensorSizeArg,
+    DataDependentOutputShape, DataDependentSlice, RecurrentSequenceLength, ShapeSpecialisation, SizeTensorConcat,
+    TensorFromRuntimeValues, TensorSizeArg,
 )
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -28,6 +28,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     SizeTensorConcat,
     TensorSizeArg,
     ShapeSpecialisation,
+    RecurrentSequenceLength,
     NumpyOnTensor,
     HardcodedDevice,
     ExportModeBranch,

@@ -1,12 +1,16 @@
-"""EXL011, EXL030, EXL032, EXL040, EXL041: sizes, slices and shapes made of data."""
+"""EXL011, EXL030, EXL032, EXL040, EXL041, EXL042, EXL043: sizes, slices and shapes made of data or fixed by the
+exporter."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
-from exportlint.analysis.values import SEQ
+from exportlint.analysis.dims import declared_axis, sized_by_data
+from exportlint.analysis.values import CONST, SEQ
 from exportlint.diagnostics import Severity
 from exportlint.rules import fixers
 from exportlint.rules.base import Finding, Rule, RuleContext
@@ -332,3 +336,47 @@ def _hint(form: str, operand: str) -> str:
         "on sizes); where a float is unavoidable use `torch.sym_float(...)` / `torch.sym_int(...)`; if it feeds "
         "`F.interpolate`, pass `size=(h // p, w // p)` instead of a `scale_factor`"
     )
+
+
+# torch.nn recurrent layers: torch.export runs their time loop in Python (measured, p30)
+_RECURRENT_LAYERS = {"LSTM", "GRU", "RNN"}
+
+
+class RecurrentSequenceLength(Rule):
+    """EXL043: ``self.lstm(x)`` of a ``torch.nn`` LSTM / GRU / RNN over an input whose time dim may vary."""
+
+    code = "EXL043"
+    events = (ev.ModuleCall,)
+
+    def check(self, e: ev.ModuleCall, ctx: RuleContext) -> Iterator[Finding]:
+        layer = e.qual.rsplit(".", 1)[-1]
+        if ctx.trace or not e.qual.startswith("torch.nn.") or layer not in _RECURRENT_LAYERS or not e.inputs:
+            return  # jit.trace and the legacy ONNX exporter record one recurrent op for every length (p30)
+        x = e.inputs[0]
+        batch_first = _keyword_literal(e.ctor, "batch_first")
+        if batch_first is None or not x.is_definite_tensor or x.has("param") or sized_by_data(x):
+            return  # `batch_first=cfg.batch_first`: which dim is time is not known; a packed sequence is no tensor
+        axis = 1 if batch_first else 0
+        static = declared_axis(x, axis)
+        if static is not None and static.kinds <= {CONST}:
+            return  # the time dim is fixed (`x.view(b, 16, -1)`, a declared static dim)
+        yield self.finding(
+            ctx,
+            e.node,
+            f"`{ctx.code(e.node)}` runs `nn.{layer}` over the input's dim {axis} (its sequence): torch.export fixes "
+            "that length to the example's (`Dim.AUTO` exports a program that rejects other lengths; a named `Dim` "
+            "fails)",
+            "export at the length you serve, or pad / chunk inputs to it; `torch.onnx.export` (dynamo or legacy) "
+            "and `torch.jit.trace` keep the length dynamic (measured, though the dynamo ONNX model declares the "
+            "example's length in its output shape)",
+            x,
+        )
+
+
+def _keyword_literal(call: "cst.Call", name: str) -> "bool | None":
+    """``batch_first`` of a layer's constructor: False when not passed, the literal when passed, None
+    when it is not a literal."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return {"True": True, "False": False}.get(a.value.value) if isinstance(a.value, cst.Name) else None
+    return False if not any(a.star for a in call.args) else None

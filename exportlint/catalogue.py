@@ -56,7 +56,7 @@ _TABLE = [
     ("EXL040", "size-tensor-concat", "a size argument built by concatenating or stacking sizes into a tensor", W, E),
     ("EXL041", "tensor-size-arg", "a tensor passed where a size or scale factor is expected", W, W),
     ("EXL042", "shape-specialisation", "a shape value leaves symbolic integer arithmetic (`int()`, `float()`, `math.*`): the export is fixed to the example's size", W, E),
-    ("EXL043", "recurrent-sequence-length", "an `nn.LSTM` / `nn.GRU` / `nn.RNN` over an input whose sequence may vary: torch.export fixes its length to the example's", W, W),
+    ("EXL043", "recurrent-sequence-length", "an `nn.LSTM` / `nn.GRU` / `nn.RNN` over an input whose sequence may vary: torch.export fixes its length to the example's", I, I),
     ("EXL050", "numpy-on-tensor", "numpy / math / random applied to a tensor value", E, E),
     ("EXL051", "hardcoded-device", "a hard-coded device string in model code", W, W),
     ("EXL060", "export-mode-branch", "a branch on an is-exporting / is-tracing predicate", W, W),

@@ -236,6 +236,36 @@ def test_declared_dims_make_the_other_dims_static_and_pinning_a_dynamic_dim_is_a
     assert ("models.py", 10, "EXL042") in found  # int(W): W is dynamic
 
 
+def test_a_recurrent_layer_over_a_declared_dynamic_sequence_is_a_warning(tmp_path):
+    # EXL043 is info where nothing declares the sequence dynamic (many models serve one length), a warning
+    # where the export call does: torch.export then fixes it anyway (p30), and a named Dim fails.
+    write(tmp_path, {"models.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(8, 8, batch_first=True)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+        """, "export.py": """
+        import torch
+        from torch.export import Dim
+        from models import Net
+        torch.export.export(Net().eval(), (torch.randn(2, 5, 8),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("t")}})
+        """})
+    out = subprocess.run([sys.executable, "-m", "exportlint", "--no-cache", "--format", "json", "--exit-zero", "."],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert [(d["path"], d["line"], d["code"], d["severity"]) for d in json.loads(out) if d["code"] == "EXL043"] == [
+        ("models.py", 10, "EXL043", "warning")]
+    (tmp_path / "export.py").unlink()
+    out = subprocess.run([sys.executable, "-m", "exportlint", "--no-cache", "--format", "json", "--exit-zero", "."],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert [(d["line"], d["severity"]) for d in json.loads(out) if d["code"] == "EXL043"] == [(10, "info")]
+
+
 def test_without_declared_dims_every_dim_may_be_dynamic(tmp_path):
     write(tmp_path, {"models.py": """
         import torch

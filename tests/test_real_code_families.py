@@ -1854,6 +1854,31 @@ def test_a_failure_in_one_arm_does_not_stop_the_other_arms():
     assert stops == {(20, "EXL032"): "line 22", (22, "EXL032"): "line 22"}
 
 
+def test_a_new_dim_of_size_one_is_static():
+    # `x.unsqueeze(1)` / `x[:, None]`: a dim of size 1 whatever the input (a decoder's one-token step);
+    # the receiver's dims keep what they were, moved past it.
+    src = """
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 8)
+
+        def forward(self, x):
+            y = self.proj(x).unsqueeze(1)
+            for i in range(y.shape[1]):
+                x = x + 1
+            for j in range(y.shape[-1]):
+                x = x + 1
+            z = x[:, None]
+            for k in range(z.shape[1]):
+                x = x + 1
+            for m in range(y.shape[0]):
+                x = x + 1
+            return x
+    """
+    assert codes(src) == {(16, "EXL022")}
+
+
 def test_a_recurrent_layer_over_a_sequence_nothing_fixes():
     # EnCodec's SEANet LSTM (held-out round 16: an export with a dynamic audio length rejected every other
     # frame count; p30). Not a PackedSequence, not a sequence a view fixes, not under the trace target.
@@ -1871,7 +1896,10 @@ def test_a_recurrent_layer_over_a_sequence_nothing_fixes():
             w, _ = self.gru(x.view(x.shape[0], 16, -1))
             packed = nn.utils.rnn.pack_padded_sequence(x.transpose(1, 2), lengths, batch_first=True)
             p, _ = self.gru(packed)
-            return y, z, w, p
+            step = x.mean(-1)
+            s, _ = self.gru(step.unsqueeze(1))  # one decoding step: a new dim of size 1 is static
+            t, _ = self.gru(step[:, None])
+            return y, z, w, p, s, t
     """
     assert codes(src) == {(10, "EXL043"), (11, "EXL043")}
     assert codes(src, "trace") == set()

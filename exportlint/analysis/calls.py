@@ -25,6 +25,7 @@ from exportlint.analysis.dims import (
     declared_axis,
     layer_fixed_axis,
     moved_dims,
+    unsqueezed_dims,
     spatial_dims,
     raw_dim,
     derived_sizes,
@@ -849,6 +850,8 @@ class Calls:
         result = self._method_result(receiver, name, args)
         if name in ("permute", "transpose", "swapaxes", "flatten"):
             result = moved_dims(result, receiver, name, node)
+        elif name == "unsqueeze" and result.is_tensor:
+            result = unsqueezed_dims(result, receiver, node)
         if name in api.SIZE_METHODS and not receiver.has("dds_shape") and not data_shape:
             positions, names = api.SIZE_METHODS[name]
             if name in ("new_zeros", "new_ones", "new_empty") and len(args.positional) > 1:

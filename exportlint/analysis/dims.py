@@ -456,6 +456,38 @@ def matmul_dims(result: Val, left: Val | None, right: Val | None) -> Val:
     return result.with_(tags=result.tags | tags) if tags else result
 
 
+def unsqueezed_dims(result: Val, receiver: Val, node: cst.Call) -> Val:
+    """`x.unsqueeze(1)`: a new dim of size 1, static (an RNN-T decoder's one-token step,
+    `self.lstm(emb.unsqueeze(1), state)`); the receiver's static dims move past it."""
+    if len(node.args) != 1 or (node.args[0].keyword is not None and node.args[0].keyword.value != "dim"):
+        return result
+    k = literal_axis(node.args[0].value)
+    if k is None:
+        return result
+    if result.has(DATA_ROWS) and (k == 0 or _rank(receiver) is None and k < 0):
+        return with_data_shape(result)  # the rows selected by data are no longer the first dim
+    rank = _rank(receiver)
+    kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:"))}
+    if rank is not None:
+        new_rank = rank + 1
+        at = k if k >= 0 else k + new_rank
+        if not 0 <= at < new_rank:
+            return result
+        fixed = {d + rank for d in _fixed(receiver, rank)}  # non-negative
+        moved = {d if d < at else d + 1 for d in fixed} | {at}
+        return result.with_(tags=frozenset(kept | {f"fixed:{d - new_rank}" for d in moved} | {f"rank:{new_rank}"}))
+    # rank unknown: a dim named from the start moves when at or after a new dim counted from the start,
+    # one named from the end when at or after (towards the end) a new dim counted from the end; the rest
+    # keep their names (`unsqueeze(k)` with k >= 0 inserts before the feature dims named from the end)
+    moved = set()
+    for d in (int(t[6:]) for t in receiver.tags if t.startswith("fixed:")):
+        if k >= 0:
+            moved.add(d + 1 if 0 <= k <= d else d)
+        else:
+            moved.add(d - 1 if k <= d < 0 else d)
+    return result.with_(tags=frozenset(kept | {f"fixed:{d}" for d in moved} | {f"fixed:{k}"}))
+
+
 def moved_dims(result: Val, receiver: Val, name: str, node: cst.Call) -> Val:
     """`x.permute(0, 2, 3, 1)`, `x.transpose(1, 2)`, `x.flatten(2)`: the receiver's static dims, moved
     (a flattened group is static when all its dims are)."""
@@ -552,7 +584,9 @@ def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElemen
             if e == "fixed" or (kept is not None and kept.kinds == {CONST}):
                 tags.add(f"fixed:-{j}")
         return result.with_(tags=frozenset(tags))
-    if "new" in entries or "fixed" not in entries:
+    if "new" in entries:
+        return _with_new_dims(base, result, entries)
+    if "fixed" not in entries:
         return result
     added = set()
     if all(e in ("full", "fixed", "slice") for e in entries):
@@ -564,3 +598,25 @@ def indexed_dims(base: Val, result: Val, elements: "Sequence[cst.SubscriptElemen
     elif "int" not in entries:
         added = {f"fixed:{i}" for i, e in enumerate(entries) if e == "fixed"}
     return result.with_(tags=result.tags | added) if added else result
+
+
+def _with_new_dims(base: Val, result: Val, entries: list[str]) -> Val:
+    """`x[:, None]`, `x[None, :, :4]`: each new dim has size 1 and a constant slice its constant size, so
+    both are static (a decoder's one-step `self.lstm(emb[:, None])`); the base's static dims are carried
+    over only when its rank is known."""
+    if not all(e in ("full", "new", "fixed", "slice") for e in entries):
+        return result
+    tags = {t for t in result.tags if not t.startswith(("fixed:", "rank:"))}
+    tags |= {f"fixed:{i}" for i, e in enumerate(entries) if e in ("new", "fixed")}
+    rank = _rank(base)
+    if rank is not None:
+        kept = [i for i, e in enumerate(entries) if e != "new"]  # output positions of the base's leading dims
+        if len(kept) > rank:
+            return result
+        new_rank = rank + entries.count("new")
+        positions = kept + list(range(len(entries), new_rank))  # base dim j -> output position
+        fixed = {d + rank for d in _fixed(base, rank)}
+        tags |= {f"fixed:{positions[j]}" for j in fixed if 0 <= j < rank and (j >= len(kept) or entries[kept[j]] == "full")}
+        tags.add(f"rank:{new_rank}")
+    return result.with_(tags=frozenset(tags))
+

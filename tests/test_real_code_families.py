@@ -1888,7 +1888,8 @@ def test_a_recurrent_layer_over_a_sequence_nothing_fixes():
             super().__init__()
             self.conv = nn.Conv1d(dim, dim, 3, padding=1)
             self.lstm = nn.LSTM(dim, dim, 2)
-            self.gru = nn.GRU(dim, dim, batch_first=True)
+            self.gru = nn.GRU(dim, dim, batch_first=True, **{"bias": True})
+            self.by_position = nn.LSTM(dim, dim, 1, True, True)  # batch_first by position: not read
 
         def forward(self, x, lengths):
             y, _ = self.lstm(self.conv(x).permute(2, 0, 1))
@@ -1899,9 +1900,10 @@ def test_a_recurrent_layer_over_a_sequence_nothing_fixes():
             step = x.mean(-1)
             s, _ = self.gru(step.unsqueeze(1))  # one decoding step: a new dim of size 1 is static
             t, _ = self.gru(step[:, None])
-            return y, z, w, p, s, t
+            u, _ = self.by_position(x.transpose(1, 2))
+            return y, z, w, p, s, t, u
     """
-    assert codes(src) == {(10, "EXL043"), (11, "EXL043")}
+    assert codes(src) == {(11, "EXL043"), (12, "EXL043")}
     assert codes(src, "trace") == set()
 
 

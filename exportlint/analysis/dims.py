@@ -464,9 +464,9 @@ def unsqueezed_dims(result: Val, receiver: Val, node: cst.Call) -> Val:
     k = literal_axis(node.args[0].value)
     if k is None:
         return result
-    if result.has(DATA_ROWS) and (k == 0 or _rank(receiver) is None and k < 0):
-        return with_data_shape(result)  # the rows selected by data are no longer the first dim
     rank = _rank(receiver)
+    if result.has(DATA_ROWS) and (k == 0 or rank is None and k < 0):
+        return with_data_shape(result)  # the rows selected by data are no longer the first dim
     kept = {t for t in result.tags if not t.startswith(("fixed:", "rank:"))}
     if rank is not None:
         new_rank = rank + 1

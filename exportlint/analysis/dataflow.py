@@ -46,10 +46,12 @@ from exportlint.analysis.code_facts import (
     is_runtime_wrapper,
     requires_targets,
     returns_a_loss,
+    returns_text,
     is_guard,
     is_inert,
     is_training_only,
     kernel_gate,
+    legacy_input_adapter,
     known_false,
     literal,
     may_exit_early,
@@ -84,7 +86,7 @@ from exportlint.analysis.conditions import (
 )
 from exportlint.analysis.frames import (
     FALSY, TRUTHY, CallArgs, Frame, FuncRef, Instance, SelfRef, Sink, _Conditional, _join_envs, _same_env,
-    config_tag, decided, is_absent, needed_input, swap_needs, top_statement,
+    config_tag, decided, input_key, is_absent, needed_input, swap_needs, top_statement,
 )
 
 MAX_DEPTH = 12
@@ -162,7 +164,7 @@ class Interpreter(Calls):
                 c for c in self.file.classes.values()
                 if c.is_module() and c.find_method("forward") and not is_training_only(c) and not is_data_pipeline(c)
                 and (has_export_forward(c) or (
-                    not is_runtime_wrapper(c) and not requires_targets(c) and not returns_a_loss(c)
+                    not is_runtime_wrapper(c) and not requires_targets(c) and not returns_a_loss(c) and not returns_text(c)
                     and not forward_replaced(c) and not takes_a_python_object(c)))
             ]
         else:
@@ -423,7 +425,7 @@ class Interpreter(Calls):
             # whether the arms make a difference matters only for a branch on an export-mode predicate (EXL060)
             differs = cond.has("mode_differs")
             inert = differs and (
-                is_inert(node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
+                is_inert(node) or legacy_input_adapter(node, frame.func.node) or fills_default(node) or shortcut_return(node, frame) or is_check_function(frame.func.node)
                 or predicate_function(frame.func.node) or overwritten_arm(node, frame.func.node) or self._only_check_calls(node, frame)
                 or bookkeeping_exit(node, frame.func.node)
             )
@@ -473,6 +475,7 @@ class Interpreter(Calls):
         """What runs when the test of ``node`` is false: its `elif` / `else` arm (``when_false``: what the
         test being false tells of the names)."""
         frame.env.update(when_false)
+        _recall_correlated(frame, input_key(needed_input(cond, negated=True)))
         if ends_in_failure(node.body):
             self._pin_sizes(node.test, False, frame)
         if isinstance(node.orelse, cst.If):
@@ -481,8 +484,10 @@ class Interpreter(Calls):
         else:
             gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
             if isinstance(node.orelse, cst.Else):
+                unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
                 with self._context(frame, None, gate, needed_input(cond, negated=True)):
                     if self.block(body_statements(node.orelse.body), frame):
+                        _repin(frame, unpinned)
                         keep(frame.env, gate and frame.gate)
             else:
                 keep(frame.env, gate)
@@ -509,12 +514,15 @@ class Interpreter(Calls):
 
         if truth is not False and not ends_in_failure(node.body):  # an error arm only builds its message
             frame.env.update(when_true)
+            _recall_correlated(frame, input_key(needed_input(cond)))
             filled = fills_optional_input(node, frame.func.node)
             gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
+            unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
             self.on_device.append(tested_devices(node.test))
             try:
                 with region(), self._context(frame, filled, gate, needed_input(cond)):
                     if self.block(body_statements(node.body), frame):
+                        _repin(frame, unpinned)
                         keep(frame.env, gate and frame.gate)  # the settings the arm needs, nested ones too
             finally:
                 self.on_device.pop()
@@ -527,8 +535,10 @@ class Interpreter(Calls):
             frame.env = before
             return False
         frame.env = _join_envs(outs + [env for env, _ in gated])
-        if arm is not None and len(outs) == 2 and not gated and not isinstance(node.orelse, cst.If):
-            _correlate_flags(cond, arm, outs[1], frame.env)
+        if arm is not None and len(outs) == 2 and not gated:
+            if not isinstance(node.orelse, cst.If):
+                _correlate_flags(cond, arm, outs[1], frame.env)
+            _correlate_values(cond, arm, outs[1], frame)
         if outs and gated:
             # Dims the default setting's arm fixes stay fixed after the `if` (`if self.use_pos_embed: x =
             # x + self.pos_embed` with the default True pins x's token count); the values stay joined, for
@@ -553,6 +563,10 @@ class Interpreter(Calls):
 
         def setting(expr: cst.BaseExpression) -> "tuple[str, object] | None":
             name = dotted(expr)
+            if name is not None and name.rsplit(".", 1)[-1] == "_attn_implementation":
+                # transformers' attention kernel choice: `sdpa` unless the model is loaded with another
+                # (`attn_implementation="flash_attention_2"` needs CUDA and the flash-attn package)
+                return "config._attn_implementation", "sdpa"
             value = frame.lookup(name) if name is not None else None
             if value is None and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and frame.cls is not None:
                 if frame.cls.find_method(expr.attr.value) is not None:
@@ -820,7 +834,12 @@ class Interpreter(Calls):
             setting = self._setting(frame)
             for default_true, rest in ((test.left, test.right), (test.right, test.left)):
                 if _true_by_default(default_true, setting):
+                    before = dict(frame.env)
                     self._pin_sizes(rest, False, frame)
+                    # an arm only another setting takes (`if interpolate_pos_encoding:`) sees them unpinned
+                    for name, value in frame.env.items():
+                        if name in before and before[name] is not value:
+                            frame.correlated[name] = (value, {_NON_DEFAULT: before[name]})
                     return
         axes: dict[str, list[tuple[int, int | None]]] = {}
         for a, b in held_equal(test, holds):
@@ -1484,6 +1503,47 @@ def _correlate_flags(cond: Val, arm: dict[str, Val], other: dict[str, Val], env:
         if truth is None or other_truth is not (not truth):
             continue
         env[name] = env[name].with_(tags=env[name].tags | frozenset(tags if truth else map(swap_needs, tags)))
+
+
+def _correlate_values(cond: Val, arm: dict[str, Val], other: dict[str, Val], frame: Frame) -> None:
+    """`if cache_position is not None: past_len = cache_position[0] else: past_len = cache.get_seq_length()`:
+    the joined `past_len` is data only when `cache_position` is given, so a later `if cache_position is
+    None:` arm reads the other arm's value (parler-tts' decoder, held-out round 17)."""
+    given, absent = input_key(needed_input(cond)), input_key(needed_input(cond, negated=True))
+    if given is None or absent is None or given[0] != absent[0] or given[1] == absent[1]:
+        return
+    for name, joined in frame.env.items():
+        a, b = arm.get(name), other.get(name)
+        if a is None or b is None or a is b or (a.is_data == b.is_data and a.is_dds == b.is_dds):
+            continue
+        frame.correlated[name] = (joined, {given: a, absent: b})
+
+
+# the key of what a name held before a guard pinned it under the default settings (see _pin_sizes)
+_NON_DEFAULT = ("", False)
+
+
+def _recall_correlated(frame: Frame, key: "tuple[str, bool] | None") -> list[tuple[str, Val, Val]]:
+    """Entering an arm that runs only when an input is given (or not), or only with a non-default
+    setting: the names still holding a join made by an earlier test on that input (see _correlate_values),
+    or sizes a guard pinned under the default settings (see _pin_sizes), take that arm's value.  What
+    was replaced: (name, the value before, the arm's value)."""
+    recalled: list[tuple[str, Val, Val]] = []
+    if key is None:
+        return recalled
+    for name, (joined, alternatives) in frame.correlated.items():
+        if key in alternatives and frame.env.get(name) is joined:
+            frame.env[name] = alternatives[key]
+            recalled.append((name, joined, alternatives[key]))
+    return recalled
+
+
+def _repin(frame: Frame, recalled: list[tuple[str, Val, Val]]) -> None:
+    """After a non-default setting's arm: the code that follows runs on the default path too, where the
+    sizes stay pinned (a name the arm did not rebind takes its pinned value back)."""
+    for name, pinned, unpinned in recalled:
+        if frame.env.get(name) is unpinned:
+            frame.env[name] = pinned
 
 
 def _known_truth(v: Val) -> bool | None:

@@ -129,6 +129,10 @@ class Frame:
     # Sizes read from a tensor into a name (`b, c, h, w = x.shape`, `h = x.size(2)`): name -> (the
     # tensor's name, axis, rank unpacked or None, the tensor's value then), for guards that pin them
     sizes: dict[str, tuple[str, int, int | None, Val]] = field(default_factory=dict)
+    # Values joined after a test on an optional input whose arms gave them different data-dependence:
+    # name -> (the joined value, {(input, given): that arm's value}); a later arm that runs only when the
+    # input is given (or not) reads its own arm's value back while the name still holds the join
+    correlated: dict[str, tuple[Val, dict[tuple[str, bool], Val]]] = field(default_factory=dict)
 
     @property
     def cls(self) -> ClassInfo | None:
@@ -151,6 +155,14 @@ def needed_input(cond: Val, negated: bool = False) -> str | None:
     # an input the arm needs given names it better than one it needs absent (`!name`)
     names = sorted((t[len(prefix):] for t in cond.tags if t.startswith(prefix)), key=lambda n: (n.startswith("!"), n))
     return names[0] if names else None
+
+
+def input_key(needs: str | None) -> tuple[str, bool] | None:
+    """(input, given) of a needed_input answer for one input: `patch_coord` -> ("patch_coord", True),
+    `!patch_coord` -> ("patch_coord", False); None for several inputs (`a` or `b`)."""
+    if needs is None or "`" in needs:
+        return None
+    return (needs[1:], False) if needs.startswith("!") else (needs, True)
 
 
 def is_absent(needs: str | None) -> bool:

@@ -122,6 +122,8 @@ class ClassInfo:
     # id(an attribute expression of `__init__`) -> the setting it needs, when only an arm the constructor's
     # defaults do not take assigns it (`elif radial_type == "chebyshev": self.radial = ChebychevBasis()`)
     attr_gates: dict[int, str] = field(default_factory=dict)
+    # id(every attribute expression `__init__` assigns): values the built module holds from the start
+    init_exprs: set[int] = field(default_factory=set)
     _node: cst.ClassDef | None = None
     _loader: "Callable[[], cst.ClassDef] | None" = None
     _used_in: int = -1  # the analysis (see begin_analysis) that last needed this class's code
@@ -244,7 +246,10 @@ class ClassInfo:
             self._scanned = True
             for name, fn in self.methods.items():
                 if name not in self.staticmethods:
+                    before = {a: len(v) for a, v in self.attr_exprs.items()}
                     _collect_self_attrs(self, fn)
+                    if name == "__init__":
+                        self.init_exprs |= {id(e) for a, v in self.attr_exprs.items() for e in v[before.get(a, 0):]}
 
     def has_symbolic(self) -> bool:
         return any("symbolic" in c.method_names for c in self.mro())

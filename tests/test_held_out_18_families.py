@@ -1,0 +1,61 @@
+"""Families held-out round 18 showed (fairseq, allennlp, pykeen, pytorch-toolbelt), each fixed once in the
+shared dataflow or root selection; shapes taken from that code, not copied."""
+
+from __future__ import annotations
+
+from snippets import codes
+
+
+def test_a_local_annotated_as_a_dict_is_no_tensor():
+    src = """
+    from typing import Dict
+
+    class Embedder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, text_field_input: torch.Tensor, key: str = "tokens"):
+            tensors: Dict[str, torch.Tensor] = text_field_input[key]
+            if len(tensors) == 1:
+                return self.emb(list(tensors.values())[0])
+            return self.emb(tensors["tokens"])
+    """
+    assert codes(src) == set()
+    # without the author's word for it, the input's rows are what `len` reads
+    assert codes(src.replace("tensors: Dict[str, torch.Tensor] =", "tensors =")) == {(11, "EXL042")}
+
+
+def test_an_annotation_is_a_tensor_only_when_it_names_one():
+    src = """
+    from mylib.fields import TextFieldTensors
+
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, text: TextFieldTensors) -> torch.Tensor:
+            n = len(text)
+            return self.emb(text["tokens"]["token_ids"]) * n
+    """
+    assert codes(src) == set()  # AllenNLP's alias of a dict of dicts of tensors
+    assert codes(src.replace("text: TextFieldTensors", "text: torch.LongTensor")) == {(10, "EXL042")}
+
+
+def test_a_subclass_of_a_decoding_search_is_no_export_root():
+    src = """
+    class SequenceGenerator(nn.Module):
+        def forward(self, tokens):
+            out = []
+            for i in range(int(tokens.max().item())):
+                out.append(tokens[i])
+            return out
+
+    class SequenceGeneratorWithAlignment(SequenceGenerator):
+        def forward(self, tokens):
+            n = tokens.sum().item()
+            return tokens[: int(n)]
+    """
+    assert codes(src) == set()
+    assert codes(src.replace("class SequenceGeneratorWithAlignment(SequenceGenerator)", "class Aligner(nn.Module)")) == {(11, "EXL001"), (12, "EXL003")}

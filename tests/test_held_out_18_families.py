@@ -59,3 +59,23 @@ def test_a_subclass_of_a_decoding_search_is_no_export_root():
     """
     assert codes(src) == set()
     assert codes(src.replace("class SequenceGeneratorWithAlignment(SequenceGenerator)", "class Aligner(nn.Module)")) == {(11, "EXL001"), (12, "EXL003")}
+
+
+def test_a_forward_unpacking_ground_truth_beside_an_inference_method_is_training():
+    src = """
+    class Tacotron2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(10, 4)
+
+        def forward(self, inputs):
+            (text_inputs, text_lengths, mels, max_len, output_lengths) = inputs
+            steps = int(mels.size(1) / 2)
+            return self.embedding(text_inputs)[:, :steps]
+
+        def inference(self, inputs):
+            return self.embedding(inputs)
+    """
+    assert codes(src) == set()
+    # the same unpacking without ground truth among the names: a model's forward
+    assert codes(src.replace("mels, max_len, output_lengths", "frames, max_len, widths").replace("mels.size", "frames.size")) == {(9, "EXL042")}

@@ -1459,7 +1459,26 @@ def requires_targets(cls: ClassInfo) -> bool:
         accepted = {p.name.value for p in list(infer.params.posonly_params) + list(infer.params.params) + list(infer.params.kwonly_params)}
         if isinstance(infer.params.star_kwarg, cst.Param) or _calls_forward(infer):
             return False  # ESMFold's `infer(sequences)` tokenises strings and calls `self.forward(aa, ...)`
-        return any(p.default is None and p.name.value not in accepted for p in params[1:])
+        if any(p.default is None and p.name.value not in accepted for p in params[1:]):
+            return True
+        # `forward(self, inputs)` unpacking `text, text_lengths, mels, max_len, output_lengths = inputs` beside
+        # `inference(self, inputs)` (NVIDIA's Tacotron2 in speechbrain and fairseq's GSLM): a forward that
+        # neither calls the inference method nor is called by it is the teacher-forced twin
+        return _unpacks_targets(fn)
+    return False
+
+
+def _unpacks_targets(fn: cst.FunctionDef) -> bool:
+    """Does ``fn`` unpack a parameter into names of which one is ground truth (`mels`, `targets`,
+    `gate_padded`, `output_lengths`)?"""
+    params = {p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)}
+    for stmt in body_statements(fn.body)[:4]:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name)
+                    and small.value.value in params and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
+                names = [e.value.value for e in small.targets[0].target.elements if isinstance(e.value, cst.Name)]
+                if any(_GROUND_TRUTH.search(n) or _TARGET_NAMES.search(n) for n in names):
+                    return True
     return False
 
 
@@ -1477,6 +1496,8 @@ def _calls_forward(fn: cst.FunctionDef) -> bool:
 
 
 _INFERENCE_METHODS = ("inference", "infer")
+# names a training step unpacks its ground truth into (Tacotron2's `mels`, `gate_padded`, `output_lengths`)
+_TARGET_NAMES = re.compile(r"^(mels?|mel_targets?|gate(_padded|_target)?|output_lengths|durations?)$")
 
 
 _LOSS_NAME = re.compile(r"(^|_)loss(es)?($|_)")

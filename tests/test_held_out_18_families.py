@@ -79,3 +79,18 @@ def test_a_forward_unpacking_ground_truth_beside_an_inference_method_is_training
     assert codes(src) == set()
     # the same unpacking without ground truth among the names: a model's forward
     assert codes(src.replace("mels, max_len, output_lengths", "frames, max_len, widths").replace("mels.size", "frames.size")) == {(9, "EXL042")}
+
+
+def test_a_move_to_the_device_a_conditional_expression_checked_follows_the_input():
+    src = """
+    class InverseSTFT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window_sum", torch.ones(8))
+
+        def forward(self, magnitude):
+            window_sum = self.window_sum.cuda() if magnitude.is_cuda else self.window_sum
+            return magnitude * window_sum
+    """
+    assert codes(src) == set()
+    assert codes(src.replace("magnitude.is_cuda", "magnitude.is_cpu")) == {(8, "EXL051")}

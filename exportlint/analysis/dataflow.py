@@ -1169,8 +1169,13 @@ class Interpreter(Calls):
         # test tells about x; `self._tiled_encode(x) if self.use_tiling else self.encoder(x)`: an arm only a
         # non-default setting takes runs under that setting, as an `if` statement's; each arm is a region of
         # its own (a failure in one stops nothing in the other)
-        with self._conditional(), self._context(frame, None, describe_setting(*body_gate) if body_gate else None):
-            body = self._narrowed(node.body, when_true, frame)
+        # `window.cuda() if magnitude.is_cuda else window`: the move follows the device the test checked
+        self.on_device.append(tested_devices(node.test))
+        try:
+            with self._conditional(), self._context(frame, None, describe_setting(*body_gate) if body_gate else None):
+                body = self._narrowed(node.body, when_true, frame)
+        finally:
+            self.on_device.pop()
         with self._conditional(), self._context(frame, None, describe_setting(*orelse_gate) if orelse_gate else None):
             orelse = self._narrowed(node.orelse, when_false, frame)
         if self.library_mode and body.kinds <= {CONST, NONE} and orelse.kinds <= {CONST, NONE}:

@@ -3,7 +3,7 @@ shared dataflow or root selection; shapes taken from that code, not copied."""
 
 from __future__ import annotations
 
-from snippets import codes
+from snippets import codes, lint
 
 
 def test_a_local_annotated_as_a_dict_is_no_tensor():
@@ -94,3 +94,28 @@ def test_a_move_to_the_device_a_conditional_expression_checked_follows_the_input
     """
     assert codes(src) == set()
     assert codes(src.replace("magnitude.is_cuda", "magnitude.is_cpu")) == {(8, "EXL051")}
+
+
+def test_a_flag_computed_from_a_setting_gates_like_the_setting():
+    src = """
+    import math
+
+    class Embedder(nn.Module):
+        def __init__(self, max_length: int = None):
+            super().__init__()
+            self._max_length = max_length
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, token_ids):
+            fold = self._max_length is not None and token_ids.size(1) > self._max_length
+            if fold:
+                if token_ids.max() > 5:
+                    raise ValueError("bad")
+                token_ids = token_ids[:, :512]
+            return self.emb(token_ids)
+    """
+    found = {(d.line - 3, d.code, d.severity.value) for d in lint(src)}
+    assert found == {(12, "EXL022", "info"), (13, "EXL020", "info")}
+    # the same flag from an input's size alone is decided on the default path
+    plain = {(d.line - 3, d.code, d.severity.value) for d in lint(src.replace("self._max_length is not None and ", ""))}
+    assert plain == {(12, "EXL022", "warning"), (13, "EXL020", "error")}

@@ -640,6 +640,22 @@ def config_gate(
     return None if found is None else describe_setting(*found)
 
 
+def flag_definition(test: cst.BaseExpression, fn: cst.CSTNode) -> cst.BaseExpression:
+    """The test a local flag stands for, when ``fn`` assigns it once from a test
+    (`fold = self._max_length is not None and ids.size(1) > self._max_length` then `if fold:`:
+    AllenNLP's long-sequence folding, decided by a setting); else ``test`` itself."""
+    if not isinstance(test, cst.Name) or not isinstance(fn, cst.FunctionDef) or any(
+            p.name.value == test.value for p in named_params(fn)):
+        return test  # a parameter reassigned keeps the setting its own default makes it
+    found = [stmt.value for stmt in iter_statements(fn.body) if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
+             and isinstance(stmt.targets[0].target, cst.Name) and stmt.targets[0].target.value == test.value]
+    others = [stmt for stmt in iter_statements(fn.body) if isinstance(stmt, (cst.AugAssign, cst.AnnAssign))
+              and isinstance(stmt.target, cst.Name) and stmt.target.value == test.value]
+    if len(found) == 1 and not others and isinstance(found[0], (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)):
+        return found[0]
+    return test
+
+
 def describe_setting(param: str, default: object) -> str:
     """How a hint names a setting: "`config.merger_times` (default 1)"."""
     return f"`{param}` (default {default!r})"
@@ -806,6 +822,8 @@ def _optional_scalar(file: "FileIndex", p: cst.Param) -> bool:
     if p.annotation is None:
         return False
     text = file.code(p.annotation.annotation).replace(" ", "")
+    if text in _SCALAR_TYPES:
+        return True  # `max_length: int = None` (AllenNLP): the annotation leaves out the None its default is
     for wrapper in ("typing.Optional[", "Optional["):
         if text.startswith(wrapper) and text.endswith("]"):
             return text[len(wrapper):-1] in _SCALAR_TYPES

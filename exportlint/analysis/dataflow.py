@@ -40,6 +40,7 @@ from exportlint.analysis.code_facts import (
     precomputed_bypass,
     ends_in_failure,
     fills_default,
+    flag_definition,
     forward_replaced,
     is_check_function,
     is_data_pipeline,
@@ -489,7 +490,8 @@ class Interpreter(Calls):
             if self.s_If(node.orelse, frame, is_elif=True):
                 outs.append(frame.env)
         else:
-            gate = config_gate(node.test, self._setting(frame), negated=True) if self.library_mode else None
+            gate = (config_gate(node.test, self._setting(frame), negated=True)
+                    or config_gate(flag_definition(node.test, frame.func.node), self._setting(frame), negated=True)) if self.library_mode else None
             if isinstance(node.orelse, cst.Else):
                 unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
                 with self._context(frame, None, gate, needed_input(cond, negated=True)):
@@ -523,7 +525,8 @@ class Interpreter(Calls):
             frame.env.update(when_true)
             _recall_correlated(frame, input_key(needed_input(cond)))
             filled = fills_optional_input(node, frame.func.node)
-            gate = config_gate(node.test, self._setting(frame)) if self.library_mode else None
+            gate = (config_gate(node.test, self._setting(frame))
+                    or config_gate(flag_definition(node.test, frame.func.node), self._setting(frame))) if self.library_mode else None
             unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
             self.on_device.append(tested_devices(node.test))
             try:
@@ -1145,6 +1148,8 @@ class Interpreter(Calls):
     def _lead_gate(self, test: cst.BaseExpression, frame: Frame) -> "contextlib.AbstractContextManager[None]":
         """`if feature_ensemble and x.shape[0] // 2 >= k:`, `() if (output_attentions and is_global_attn)
         else None`: what follows a setting's leading conjunct is only evaluated with a non-default setting."""
+        if self.library_mode and isinstance(test, cst.Name) and config_gate(test, self._setting(frame)) is None:
+            test = flag_definition(test, frame.func.node)  # `if fold:` after `fold = self._max_length is not None and ...`
         leading = test
         while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
             leading = leading.left

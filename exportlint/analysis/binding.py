@@ -17,6 +17,7 @@ from exportlint.analysis.code_facts import (
     constructor_default,
     literal,
     named_params,
+    names_a_tensor,
     static_predicate,
 )
 from exportlint.analysis.dims import (
@@ -113,6 +114,17 @@ def _bind_params(ref: FuncRef, call: CallArgs | None, entry: bool, interp: Inter
     if params.star_kwarg is not None:
         env[params.star_kwarg.name.value] = seq_of(UNKNOWN)
     return env
+
+
+_MAPPINGS = {"Dict", "dict", "Mapping", "MutableMapping"}
+
+
+def mapping_annotation(text: str) -> Val | None:
+    """What an annotation of a mapping (`Dict[str, torch.Tensor]`, `typing.Mapping[str, Any]`) holds: a
+    container of tensors when its text names them; None for any other annotation."""
+    if text.split("[", 1)[0].split(".")[-1] not in _MAPPINGS:
+        return None
+    return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in text else seq_of(UNKNOWN)
 
 
 def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
@@ -230,8 +242,9 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
                     tags = ("else_seq",)  # `Union[torch.Tensor, List[torch.Tensor]]`: else a list of tensors
                 return kind(TENSOR, "maybe_tuple", "entry_input", *tags, prov=step)
             return UNKNOWN
-        if head in ("Dict", "dict", "Mapping", "typing.Dict"):
-            return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in inner else seq_of(UNKNOWN)
+        mapping = mapping_annotation(text)
+        if mapping is not None:
+            return mapping
         if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):
             if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
                 return seq_of(seq_of(kind(TENSOR, "maybe_tuple")))
@@ -243,7 +256,7 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
             # LastAggregator hands it to `scatter_argmax(..., dim_size=dim_size)`, whose `if dim_size is
             # None:` arm is then dead)
             return kind(CONST, "given") if default is None and not optional else const()
-        if head.split(".")[-1].endswith("Tensor"):  # not AllenNLP's `TextFieldTensors`, a dict of dicts
+        if names_a_tensor(head):
             return kind(TENSOR, "entry_input", prov=(Step(ref.file, p, name, "a tensor", TENSOR, "an input of `forward`", top=ref.file.top_of(ref.node)),))
         return UNKNOWN
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):

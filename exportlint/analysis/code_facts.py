@@ -216,6 +216,12 @@ def is_inert(node: cst.If) -> bool:
     return (node.orelse is None and only_caches(node.body)) or only_checking(node)
 
 
+def names_a_tensor(annotation: str) -> bool:
+    """Does an annotation's head name a tensor type (`Tensor`, `torch.FloatTensor`)?  Not AllenNLP's
+    `TextFieldTensors`, a dict of dicts of tensors."""
+    return annotation.split("[", 1)[0].split(".")[-1].endswith("Tensor")
+
+
 def legacy_input_adapter(node: cst.If, fn: cst.CSTNode) -> bool:
     """An `if` without `else` whose arm only adapts inputs of another type than the ones the signature
     annotates (`if isinstance(elem_idxs, tuple): ... return self(*elem_idxs)` with `elem_idxs: Tensor`)
@@ -224,8 +230,8 @@ def legacy_input_adapter(node: cst.If, fn: cst.CSTNode) -> bool:
     export computes the same (held-out round 17)."""
     if node.orelse is not None or not isinstance(fn, cst.FunctionDef):
         return False
-    tensors = {p.name.value for p in named_params(fn) if p.annotation is not None and dotted(p.annotation.annotation)
-               in ("Tensor", "torch.Tensor")}
+    tensors = {p.name.value for p in named_params(fn) if p.annotation is not None
+               and names_a_tensor(dotted(p.annotation.annotation) or "")}
     stmts = body_statements(node.body)
     return bool(stmts) and any(_other_type_test(s, tensors) for s in stmts) and all(
         _other_type_test(s, tensors) or (isinstance(s, cst.If) and is_guard(s)) or is_logging_stmt(s) for s in stmts)
@@ -640,20 +646,23 @@ def config_gate(
     return None if found is None else describe_setting(*found)
 
 
-def flag_definition(test: cst.BaseExpression, fn: cst.CSTNode) -> cst.BaseExpression:
+def flag_definition(test: cst.BaseExpression, fn: cst.CSTNode) -> cst.BaseExpression | None:
     """The test a local flag stands for, when ``fn`` assigns it once from a test
     (`fold = self._max_length is not None and ids.size(1) > self._max_length` then `if fold:`:
-    AllenNLP's long-sequence folding, decided by a setting); else ``test`` itself."""
+    AllenNLP's long-sequence folding, decided by a setting); else None.  Not a parameter reassigned:
+    it keeps the setting its own default makes it."""
     if not isinstance(test, cst.Name) or not isinstance(fn, cst.FunctionDef) or any(
             p.name.value == test.value for p in named_params(fn)):
-        return test  # a parameter reassigned keeps the setting its own default makes it
-    found = [stmt.value for stmt in iter_statements(fn.body) if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
-             and isinstance(stmt.targets[0].target, cst.Name) and stmt.targets[0].target.value == test.value]
-    others = [stmt for stmt in iter_statements(fn.body) if isinstance(stmt, (cst.AugAssign, cst.AnnAssign))
-              and isinstance(stmt.target, cst.Name) and stmt.target.value == test.value]
-    if len(found) == 1 and not others and isinstance(found[0], (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)):
+        return None
+    found: list[cst.BaseExpression] = []
+    for stmt in iter_statements(fn.body):
+        if any(isinstance(t, cst.Name) and t.value == test.value for t in _assigned(stmt)):
+            if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+                return None  # `fold &= ...`, `fold: bool = ...`, `a = fold = ...`
+            found.append(stmt.value)
+    if len(found) == 1 and isinstance(found[0], (cst.BooleanOperation, cst.Comparison, cst.UnaryOperation)):
         return found[0]
-    return test
+    return None
 
 
 def describe_setting(param: str, default: object) -> str:

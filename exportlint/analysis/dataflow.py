@@ -80,7 +80,7 @@ from exportlint.analysis.values import (
     CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
-from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes
+from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes, mapping_annotation
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
     _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, same_data_sizes, size_as_test, size_read,
@@ -345,13 +345,11 @@ class Interpreter(Calls):
     def s_AnnAssign(self, node: cst.AnnAssign, frame: Frame) -> bool:
         if node.value is not None:
             value = self.expr(node.value, frame)
-            head = (dotted(node.annotation.annotation.value) if isinstance(node.annotation.annotation, cst.Subscript)
-                    else dotted(node.annotation.annotation)) or ""
-            if head.rsplit(".", 1)[-1] in ("Dict", "dict", "Mapping", "MutableMapping"):
-                # `tensors: Dict[str, torch.Tensor] = text_field_input[key]`: the author says what the local holds
-                # (AllenNLP's embedders: `len(tensors)` counts keys, held-out 18)
-                text = frame.file.code(node.annotation.annotation)
-                value = seq_of(kind(TENSOR, "maybe_tuple") if "Tensor" in text else UNKNOWN, prov=value.prov)
+            # `tensors: Dict[str, torch.Tensor] = text_field_input[key]`: the author says what the local holds
+            # (AllenNLP's embedders: `len(tensors)` counts keys, held-out 18)
+            mapping = mapping_annotation(frame.file.code(node.annotation.annotation).replace(" ", ""))
+            if mapping is not None:
+                value = mapping.with_(prov=value.prov)
             self.assign(node.target, value, frame, node, node.value)
         return True
 
@@ -490,8 +488,7 @@ class Interpreter(Calls):
             if self.s_If(node.orelse, frame, is_elif=True):
                 outs.append(frame.env)
         else:
-            gate = (config_gate(node.test, self._setting(frame), negated=True)
-                    or config_gate(flag_definition(node.test, frame.func.node), self._setting(frame), negated=True)) if self.library_mode else None
+            gate = self._arm_gate(node.test, frame, negated=True)
             if isinstance(node.orelse, cst.Else):
                 unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
                 with self._context(frame, None, gate, needed_input(cond, negated=True)):
@@ -525,8 +522,7 @@ class Interpreter(Calls):
             frame.env.update(when_true)
             _recall_correlated(frame, input_key(needed_input(cond)))
             filled = fills_optional_input(node, frame.func.node)
-            gate = (config_gate(node.test, self._setting(frame))
-                    or config_gate(flag_definition(node.test, frame.func.node), self._setting(frame))) if self.library_mode else None
+            gate = self._arm_gate(node.test, frame)
             unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
             self.on_device.append(tested_devices(node.test))
             try:
@@ -566,6 +562,16 @@ class Interpreter(Calls):
                         carried = frame.env[name]
                         frame.env[name] = carried.with_(tags=carried.tags | {f"gated:{text}"})
         return True
+
+    def _arm_gate(self, test: cst.BaseExpression, frame: Frame, negated: bool = False) -> str | None:
+        """In library code, the non-default setting an arm of ``test`` needs (the `else` arm's with
+        ``negated``), also through a local flag assigned once from a test on the setting."""
+        if not self.library_mode:
+            return None
+        setting = self._setting(frame)
+        gate = config_gate(test, setting, negated)
+        flag = flag_definition(test, frame.func.node) if gate is None else None
+        return config_gate(flag, setting, negated) if flag is not None else gate
 
     def _setting(self, frame: Frame) -> Callable[[cst.BaseExpression], "tuple[str, object] | None"]:
         """Which constructor setting an operand of a test is (`self.crop_scale`, or a parameter that
@@ -1149,7 +1155,7 @@ class Interpreter(Calls):
         """`if feature_ensemble and x.shape[0] // 2 >= k:`, `() if (output_attentions and is_global_attn)
         else None`: what follows a setting's leading conjunct is only evaluated with a non-default setting."""
         if self.library_mode and isinstance(test, cst.Name) and config_gate(test, self._setting(frame)) is None:
-            test = flag_definition(test, frame.func.node)  # `if fold:` after `fold = self._max_length is not None and ...`
+            test = flag_definition(test, frame.func.node) or test  # `if fold:` after `fold = self._max_length is not None and ...`
         leading = test
         while isinstance(leading, cst.BooleanOperation) and isinstance(leading.operator, cst.And):
             leading = leading.left

@@ -36,7 +36,8 @@ flair, sam2, boxmot, audiocraft, pytorchvideo), drawn after the fourteenth's; ``
 fifteenth's first fixes; ``holdout17`` a seventeenth (df, bs_roformer, groundingdino,
 segment_anything_hq, torchani, parler_tts, bark), drawn after the sixteenth's; ``holdout18`` an
 eighteenth (fairseq, allennlp, nougat, donut, pretrainedmodels, pytorch_toolbelt, pykeen), drawn after the
-seventeenth's first fixes.  A package published only as a source distribution (openai-whisper, sam2,
+seventeenth's first fixes; ``holdout19`` a nineteenth (compressai, hiera, styletts2, pl_bolts, clip, taming,
+voicefixer), drawn after the eighteenth's.  A package published only as a source distribution (openai-whisper, sam2,
 audiocraft, pytorchvideo, encodec, torchreid) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
@@ -163,6 +164,11 @@ CORPORA = {
         "fairseq": "fairseq==0.12.2", "allennlp": "allennlp==2.10.1", "nougat": "nougat-ocr==0.1.17",
         "donut": "donut-python==1.0.9", "pretrainedmodels": "pretrainedmodels==0.7.4",
         "pytorch_toolbelt": "pytorch-toolbelt==0.8.0", "pykeen": "pykeen==1.11.1",
+    },
+    "holdout19": {
+        "compressai": "compressai==1.2.8", "hiera": "hiera-transformer==0.1.4", "styletts2": "styletts2==0.1.6",
+        "pl_bolts": "lightning-bolts==0.7.0", "clip": "clip-anytorch==2.6.0",
+        "taming": "taming-transformers-rom1504==0.0.6", "voicefixer": "voicefixer==0.1.3",
     },
 }
 CONTEXT = 6

@@ -127,6 +127,24 @@ def mapping_annotation(text: str) -> Val | None:
     return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in text else seq_of(UNKNOWN)
 
 
+def container_annotation(text: str) -> Val | None:
+    """What an annotation (its text, spaces removed) of a Python container holds: a mapping (see
+    `mapping_annotation`), a list or tuple of tensors, of dicts of tensors, or of other values
+    (`list[tuple[int, ...]]`); None for any other annotation."""
+    mapping = mapping_annotation(text)
+    if mapping is not None:
+        return mapping
+    head = text.split("[", 1)[0]
+    if not (head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple"))):
+        return None
+    inner = text[len(head) + 1 : -1] if "[" in text else ""
+    if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
+        return seq_of(seq_of(kind(TENSOR, "maybe_tuple")))
+    if "Tensor" in inner:
+        return seq_of(kind(TENSOR, "maybe_tuple"))
+    return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)
+
+
 def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
     """An argument the caller's analysis knows nothing of, annotated as a list or tuple
     (`image_shapes: list[tuple[int, int]]`): a Python sequence, not a tensor.  A caller's tensor
@@ -242,15 +260,9 @@ def _entry_param_kind(p: cst.Param, entry: bool, ref: FuncRef, name: str, interp
                     tags = ("else_seq",)  # `Union[torch.Tensor, List[torch.Tensor]]`: else a list of tensors
                 return kind(TENSOR, "maybe_tuple", "entry_input", *tags, prov=step)
             return UNKNOWN
-        mapping = mapping_annotation(text)
-        if mapping is not None:
-            return mapping
-        if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")):
-            if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
-                return seq_of(seq_of(kind(TENSOR, "maybe_tuple")))
-            if "Tensor" in inner:
-                return seq_of(kind(TENSOR, "maybe_tuple"))
-            return seq_of(const() if inner.split(",")[0].split("[")[0] in NON_TENSOR_ANNOTATIONS else UNKNOWN)
+        container = container_annotation(text)
+        if container is not None:
+            return container
         if head in NON_TENSOR_ANNOTATIONS or head.split(".")[-1] in NON_TENSOR_ANNOTATIONS:
             # `dim_size: int` with no default: the caller passes a number, never None (PyG's TGN
             # LastAggregator hands it to `scatter_argmax(..., dim_size=dim_size)`, whose `if dim_size is

@@ -310,7 +310,7 @@ class Calls:
             if name == "pop":
                 return element_of(receiver)
             if name in ("append", "extend", "insert"):
-                self._grow_sequence(func.value, receiver, args, frame)
+                self._grow_sequence(func.value, receiver, args, frame, extend=name == "extend")
             return UNKNOWN
         if receiver.is_dds:
             return kind(DDS, prov=receiver.prov)
@@ -318,11 +318,11 @@ class Calls:
             return kind(SHAPE, prov=receiver.prov)
         return UNKNOWN
 
-    def _grow_sequence(self, target: cst.BaseExpression, seq: Val, args: "CallArgs", frame: Frame) -> None:
+    def _grow_sequence(self, target: cst.BaseExpression, seq: Val, args: "CallArgs", frame: Frame, extend: bool = False) -> None:
         name = dotted(target)
         if name is None or not args.positional:
             return
-        added = args.positional[-1]
+        added = _element(args.positional[-1]) if extend else args.positional[-1]  # `extend` adds the elements
         new_elem = join([element_of(seq), added]) if (seq.items or seq.elem is not None) else added
         if frame.lookup(name) is not None:
             frame.env[name] = seq_of(new_elem, prov=seq.prov)
@@ -751,9 +751,14 @@ class Calls:
             # (`zip(proposals, image_shapes)`), so the tensor is not iterated for its own size; so does a
             # `nn.ModuleList` (`for feat, proj in zip(x, self.projs)`: the feature maps, one per level)
             bounded = any((SEQ in v.kinds and not v.is_tensor) or v.has("modlist") for v in args.positional)
+            starred = {id(a.value) for a in node.args if a.star == "*"}
+            if any(id(n) in starred for n in args.nodes):
+                # `zip(*shapes)` transposes a list of unknown length: each tuple holds elements of its elements
+                inner = [_element(_element(v)) if id(n) in starred else _element(v) for v, n in zip(args.positional, args.nodes)]
+                return seq_of(seq_of(join(inner)))
             elements = [
-                _element(v) if bounded else self._iterate_value(v, a.value, node, "zip()", frame)
-                for v, a in zip(args.positional, node.args)
+                _element(v) if bounded else self._iterate_value(v, n, node, "zip()", frame)
+                for v, n in zip(args.positional, args.nodes)
             ]
             return seq_of(tuple_of(elements))
         if name in ("map", "filter") and len(args.positional) >= 2:

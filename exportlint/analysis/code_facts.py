@@ -815,14 +815,39 @@ def constructor_default(cls: "ClassInfo", attr: str, field_name: str | None = No
                 # (torchvision's KeypointRCNN does `roi_heads.keypoint_roi_pool = ...`): not a setting; a number
                 # or flag that is None unless given (`num_kv_heads_test: int | None = None`: TabPFN) is one, unless
                 # `__init__` works out another value for None
-                if not ok or (value is None and not (_optional_scalar(c.file, p) and not _assigns_name(init, p.name.value))) or (
-                        _passed_otherwise(c.file, p.name.value, value)):
+                if not ok or (value is None and not (
+                        (_optional_scalar(c.file, p) or (p.annotation is None and _plain_value_attr(c, attr)))
+                        and not _assigns_name(init, p.name.value))) or _passed_otherwise(c.file, p.name.value, value):
                     return None
                 if _built_otherwise(c, p.name.value, value):
                     return None
                 return p.name.value, value
         return None
     return None
+
+
+def _plain_value_attr(cls: "ClassInfo", attr: str) -> bool:
+    """Is `self.<attr>` only ever tested or handed on, never called or read into (`self.remap` of taming's
+    `VectorQuantizer2(..., remap=None)`, a file to load: `if self.remap is not None:`)?  A part a caller
+    fills in later is used as one (`self.keypoint_roi_pool(features, ...)`, `self.head.num_classes`)."""
+    used = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal used
+            used = used or _self_attr(node.func, attr)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal used
+            used = used or _self_attr(node.value, attr)
+
+    for fn in cls.methods.values():
+        fn.body.visit(V())
+    return not used
+
+
+def _self_attr(node: cst.BaseExpression, attr: str) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == attr
 
 
 def _optional_scalar(file: "FileIndex", p: cst.Param) -> bool:
@@ -1433,18 +1458,24 @@ def _only_validates(fn: cst.FunctionDef) -> bool:
 
 def takes_a_python_object(cls: ClassInfo) -> bool:
     """A forward that requires an instance of a plain Python class of the project
-    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`): no exporter can be handed
-    that input, so the module is not an export root (what it calls is still analysed from there
+    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`) or a function to call
+    (`fn: Callable`, or a parameter the body calls): no exporter can be handed that input, so the
+    module is not an export root (what it calls is still analysed from there
     when another root reaches it)."""
     found = cls.find_method("forward")
     if found is None:
         return False
     defining, fn = found
     params = list(fn.params.posonly_params) + list(fn.params.params)
+    called = _called_names(fn)
     for p in params[1:]:
+        if p.default is None and p.name.value in called:
+            return True  # a function to call (a diffusion sampler's `forward(self, noise, fn, sigmas, num_steps)`)
         if p.default is not None or p.annotation is None:
             continue
         name = defining.file.code(p.annotation.annotation).replace(" ", "").strip("'\"")
+        if name.split("[", 1)[0].rsplit(".", 1)[-1] == "Callable":
+            return True
         if "[" in name or "|" in name:
             continue
         target = defining.file.classes.get(name.rsplit(".", 1)[-1])
@@ -1455,6 +1486,42 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
                 and not target.name.endswith(("Tensor", "Output", "Config"))):
             return True  # a hand-written stateful object (a dataclass of tensors can be a pytree input)
     return False
+
+
+_COLLECTIVES = {"all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "broadcast", "broadcast_object_list",
+                "reduce", "reduce_scatter", "reduce_scatter_tensor", "barrier", "all_to_all", "all_to_all_single", "gather", "scatter"}
+
+
+def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
+    """Does ``fn`` itself call a `torch.distributed` collective (`dist.all_gather(...)`,
+    `torch.distributed.broadcast(idx_shuffle, src=0)`)?  Such a function is distributed-training code
+    (MoCo's DDP batch shuffle, a contrastive loss gathering embeddings from every GPU): no export runs it."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            qual = file.qualify(node.func) if not found else None
+            if qual is not None and qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in _COLLECTIVES:
+                found = True
+
+    body = getattr(fn, "body", None)
+    if isinstance(body, cst.CSTNode):
+        body.visit(V())
+    return found
+
+
+def _called_names(fn: cst.FunctionDef) -> set[str]:
+    """The plain names ``fn``'s body calls (`fn(x, sigma=s)`)."""
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name):
+                names.add(node.func.value)
+
+    fn.body.visit(V())
+    return names
 
 
 # Parameters that only ever hold ground truth (a required `labels` can be a model's input: class

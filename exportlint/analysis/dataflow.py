@@ -59,6 +59,7 @@ from exportlint.analysis.code_facts import (
     overwritten_arm,
     shortcut_return,
     takes_a_python_object,
+    calls_collectives,
 )
 from exportlint.analysis.dims import (
     broadcast_dims,
@@ -66,6 +67,7 @@ from exportlint.analysis.dims import (
     indexed_dims,
     literal_axis,
     matmul_dims,
+    channel_position,
     named_feature_size,
     pinned_dims,
     shape_seq_of,
@@ -80,7 +82,9 @@ from exportlint.analysis.values import (
     CONST, DDS, NONE, SEQ, SHAPE, TENSOR, UNKNOWN, Step, Val, combine, const, element_of, optional_of,
     join, kind, merge_prov, seq_of, tuple_of,
 )
-from exportlint.analysis.binding import CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes, mapping_annotation
+from exportlint.analysis.binding import (
+    CHECKPOINTING_FLAGS, _bind_params, _class_attribute, _submodule_classes, container_annotation, mapping_annotation,
+)
 from exportlint.analysis.calls import _BUILTINS, Calls, _describe, _element, _is_generator, _makes_float
 from exportlint.analysis.conditions import (
     _bounds_by_table, _fixed_size_dispatch, _narrowing, _never_none, _rank, _relates_dims, _tests_empty, _tests_zero_one, held_equal, same_data_sizes, size_as_test, size_read,
@@ -98,6 +102,18 @@ MAX_LOOP_ROUNDS = 3
 
 
 _COMPOUND = (cst.If, cst.For, cst.While, cst.Try, cst.With)
+
+
+def _unfinished_result(ref: FuncRef) -> Val:
+    """What a call not analysed (a recursive call, or past the depth or context budget) returns: its
+    annotated Python container (`def _fetch_dims(tree) -> list[tuple[int, ...]]`: a list of shapes, not
+    tensors), else a tensor or a tuple of them."""
+    returns = ref.node.returns if isinstance(ref.node, cst.FunctionDef) else None
+    if returns is not None:
+        container = container_annotation(ref.file.code(returns.annotation).replace(" ", ""))
+        if container is not None:
+            return container
+    return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
 
 
 class Interpreter(Calls):
@@ -152,6 +168,7 @@ class Interpreter(Calls):
         # Depth of the function being analysed that turned a random draw into a Python value (see
         # drew_random): its code from there on, and what it calls, is training-time augmentation
         self.augmenting: int | None = None
+        self._collective: dict[int, bool] = {}  # per function: does it call a torch.distributed collective
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -211,14 +228,19 @@ class Interpreter(Calls):
         if key in self.memo:
             return self.memo[key]
         if key in self.active or self.depth >= MAX_DEPTH:
-            return Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
+            return _unfinished_result(ref)
         done = self.results_of.setdefault((id(ref.node), id(ref.cls)), [])
         if len(done) >= MAX_CONTEXTS or self.budget <= 0:
             # Enough contexts seen for this function (or for the file): what it returned so far.
-            return join(done) if done else Val(kinds=frozenset({TENSOR}), tags=frozenset({"maybe_tuple"}))
+            return join(done) if done else _unfinished_result(ref)
         self.budget -= 1
         self.active.add(key)
         self.depth += 1
+        collective = self._collective.get(id(ref.node))
+        if collective is None:
+            collective = self._collective[id(ref.node)] = calls_collectives(ref.node, ref.file)
+        if self.augmenting is None and collective:
+            self.augmenting = self.depth  # distributed-training code: nothing here or below is reported
         caller_assigning, self.assigning = self.assigning, []  # the callee's own statements
         try:
             bypass, gate, needs = self.context_stack[-1] if self.context_stack else (None, None, None)
@@ -257,6 +279,20 @@ class Interpreter(Calls):
         `if self.training and p < self.layerdrop:`) converts nothing and marks nothing."""
         if self.augmenting is None:
             self.augmenting = self.depth
+
+    @contextlib.contextmanager
+    def _drawn(self, cond: Val) -> Iterator[None]:
+        """While an arm a random draw decides runs (`if i > 0 and random.random() < self.sampling_probability:`,
+        ESPnet's scheduled sampling; `if torch.rand(1) < p:` of an augmentation): analysed, not reported.
+        Every exporter bakes the draw it saw, so no exported model takes that decision (issue 7, family 7)."""
+        if not cond.has("random") or self.augmenting is not None:
+            yield
+            return
+        self.augmenting = self.depth
+        try:
+            yield
+        finally:
+            self.augmenting = None
 
     def _analyze_uncalled_nested(self, frame: Frame) -> None:
         for ref in frame.nested:
@@ -526,7 +562,7 @@ class Interpreter(Calls):
             unpinned = _recall_correlated(frame, _NON_DEFAULT if gate else None)
             self.on_device.append(tested_devices(node.test))
             try:
-                with region(), self._context(frame, filled, gate, needed_input(cond)):
+                with region(), self._drawn(cond), self._context(frame, filled, gate, needed_input(cond)):
                     if self.block(body_statements(node.body), frame):
                         _repin(frame, unpinned)
                         keep(frame.env, gate and frame.gate)  # the settings the arm needs, nested ones too
@@ -535,7 +571,7 @@ class Interpreter(Calls):
         arm = outs[0] if outs else None
         frame.env = dict(before)
         if truth is not True:
-            with region():
+            with region(), self._drawn(cond):
                 self._else_arm(node, frame, cond, when_false, outs, keep)
         if not outs and not gated:
             frame.env = before
@@ -780,6 +816,7 @@ class Interpreter(Calls):
             # one name per dim (`B, C, H, W = x.shape`), no `*rest` taking a varying number of them
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
             per_dim = value.has("shape_seq") and not starred
+            names = [e.value.value if isinstance(e.value, cst.Name) else None for e in elements]
             whole = size_read(value_node)
             spread = self.starred_parts.get(id(value_node)) if value_node is not None and not starred else None
             if spread is not None and len(spread[0]) + len(spread[2]) > len(elements):
@@ -824,7 +861,8 @@ class Interpreter(Calls):
                     if read is not None:
                         part = named_feature_size(el.value.value, part, read[1])
                 elif per_dim and isinstance(el.value, cst.Name):
-                    part = named_feature_size(el.value.value, part, i)  # `B, C, H, W = x.shape`
+                    # `B, C, H, W = x.shape`; `batch_size, num_features, height, width = x.shape`
+                    part = named_feature_size(el.value.value, part, i, channels=i == channel_position(names))
                 self.assign(el.value, part, frame, stmt, None)
                 if isinstance(el.value, cst.Name) and whole is not None and whole[1] is None and not starred:
                     self._note_size(el.value.value, (whole[0], i), len(elements), frame)  # `b, c, h, w = x.shape`
@@ -1062,6 +1100,8 @@ class Interpreter(Calls):
             out = out.with_(tags=out.tags | (TRUTHY if not is_and else FALSY))
         if is_and and out.is_data and (left.has("dtype_test") or right.has("dtype_test")):
             out = out.with_(tags=out.tags | {"dtype_gated"})  # `x.dtype == torch.float16 and …`
+        if is_and and (left.has("random") or right.has("random")):
+            out = out.with_(tags=out.tags | {"random"})  # `i > 0 and random.random() < p`: a draw decides it
         self.deciding[id(node)] = node.left if _rank(left) >= _rank(right) else node.right
         return out
 
@@ -1112,7 +1152,7 @@ class Interpreter(Calls):
                 return Val(kinds=frozenset({CONST}), tags=frozenset({f"{'needs' if given else 'needs_else'}:{comparator.value}[{key!r}]"}))
             return const()
         if any(o.has("random") for o in operands):
-            return const()  # `if torch.rand(1) < p:` is data augmentation
+            return kind(CONST, "random")  # `if torch.rand(1) < p:` is data augmentation
         if any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in [node.left] + [t.comparator for t in node.comparisons]):
             return Val(kinds=frozenset({CONST}), tags=frozenset({"dtype_test"}))
         if len(operands) == 2 and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)) and any(

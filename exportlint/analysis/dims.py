@@ -272,14 +272,27 @@ FEATURE_SIZE_NAMES = frozenset({
 })
 
 
-def named_feature_size(name: str, value: Val, axis: int | None) -> Val:
+_HEIGHT_NAMES = frozenset({"h", "H", "height", "ih", "in_h", "h_in", "H_in", "img_h", "feat_h", "hh"})
+_WIDTH_NAMES = frozenset({"w", "W", "width", "iw", "in_w", "w_in", "W_in", "img_w", "feat_w", "ww"})
+
+
+def channel_position(names: "list[str | None]") -> int | None:
+    """Which name of a whole-shape unpack holds the channels: the second of an image layout whose last two
+    names are its height and width (`batch_size, num_features, height, width = x.shape`), whatever it is
+    called; None for any other unpack (a video's `b, t, c, h, w` has its frames there)."""
+    if len(names) == 4 and names[-2] in _HEIGHT_NAMES and names[-1] in _WIDTH_NAMES:
+        return 1
+    return None
+
+
+def named_feature_size(name: str, value: Val, axis: int | None, channels: bool = False) -> Val:
     """A size read from a tensor's dim other than the first (``axis``), kept under a name that says it is
     a feature width (``FEATURE_SIZE_NAMES``), is a model constant unless an export's declared dims say
     otherwise: the first dim is the batch, or the time of a sequence-first layout (fairseq's `dim =
     tensor.size(0)` is a length).  A width read from a tensor whose size depends on data stays what it is:
     `view(1, gh, gw, -1)` with grid sizes from `.tolist()` makes the last dim data-dependent (Nemotron-H
     omni's pixel shuffle, judged true in nine rounds)."""
-    if name in FEATURE_SIZE_NAMES and axis not in (None, 0) and value.is_shape and not value.is_data \
+    if (name in FEATURE_SIZE_NAMES or channels) and axis not in (None, 0) and value.is_shape and not value.is_data \
             and not value.has("declared_dim"):
         return const()
     return value

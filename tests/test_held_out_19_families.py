@@ -1,0 +1,172 @@
+"""Families held-out round 19 showed (compressai, styletts2, lightning-bolts, taming-transformers) and the
+main corpus's ESMFold chunk loop, each fixed once in the shared dataflow or root selection; shapes taken
+from that code, not copied."""
+
+from __future__ import annotations
+
+from snippets import codes, lint
+
+
+def test_a_size_read_through_a_transposed_list_of_shapes_counts_a_loop():
+    src = """
+    def _fetch_dims(tree: dict | list | tuple | torch.Tensor) -> list[tuple[int, ...]]:
+        shapes = []
+        if isinstance(tree, dict):
+            for v in tree.values():
+                shapes.extend(_fetch_dims(v))
+        elif isinstance(tree, torch.Tensor):
+            shapes.append(tree.shape)
+        return shapes
+
+    class Chunked(nn.Module):
+        def __init__(self, chunk_size: int = 4):
+            super().__init__()
+            self.chunk_size = chunk_size
+
+        def forward(self, x):
+            initial_dims = [shape[:1] for shape in _fetch_dims({"x": x})]
+            batch_dims = tuple(max(s) for s in zip(*initial_dims))
+            flat = 1
+            for d in batch_dims:
+                flat *= d
+            no_chunks = flat // self.chunk_size + (flat % self.chunk_size != 0)
+            outs = []
+            for i in range(no_chunks):
+                outs.append(x[i * self.chunk_size:(i + 1) * self.chunk_size] * 2)
+            return torch.cat(outs)
+    """
+    # measured: torch.export with Dim.AUTO on dim 0 unrolls the loop and rejects any other batch size
+    assert (24, "EXL022") in codes(src)
+    # a list of sizes known only by its annotation (the recursive call) holds no tensors to unroll
+    assert not any(code == "EXL010" for _, code in codes(src))
+
+
+def test_a_forward_taking_a_function_is_no_export_root():
+    src = """
+    from typing import Callable
+
+    class Sampler(nn.Module):
+        def forward(self, noise: torch.Tensor, fn: Callable, sigmas: torch.Tensor, num_steps: int) -> torch.Tensor:
+            x = sigmas[0] * noise
+            for i in range(num_steps - 1):
+                x = fn(x, sigma=sigmas[i])
+                if sigmas[i + 1].item() > 0:
+                    x = x * 2
+            return x
+
+    class Stepper(nn.Module):
+        def forward(self, x, denoise):
+            if x.sum() > 0:
+                x = denoise(x)
+            return x
+    """
+    assert codes(src) == set()  # no exporter can be handed `fn` / `denoise`: a driver loop, run eagerly
+    assert codes(src.replace("fn: Callable", "fn: torch.Tensor").replace("x = fn(x, sigma=sigmas[i])", "x = x + fn")) != set()
+
+
+def test_a_none_default_only_tested_is_a_setting():
+    src = """
+    class Quantizer(nn.Module):
+        def __init__(self, n_e, remap=None):
+            super().__init__()
+            self.embedding = nn.Embedding(n_e, 4)
+            self.remap = remap
+            if self.remap is not None:
+                self.register_buffer("used", torch.load(self.remap))
+
+        def remap_to_used(self, inds):
+            match = (inds[:, :, None] == self.used[None, None, ...]).long()
+            new = match.argmax(-1)
+            unknown = match.sum(2) < 1
+            new[unknown] = torch.randint(0, 3, size=new[unknown].shape)
+            return new
+
+        def forward(self, z):
+            idx = torch.cdist(z, self.embedding.weight[None]).argmin(-1)
+            if self.remap is not None:
+                idx = self.remap_to_used(idx)
+            return idx
+    """
+    found = lint(src)
+    assert [d.code for d in found] == ["EXL032"]
+    assert "only runs with a non-default `remap` (default None)" in found[0].hint
+    # a part built elsewhere and called is no setting: `self.remap(...)` would make it one
+    called = src.replace("idx = self.remap_to_used(idx)", "idx = self.remap(self.remap_to_used(idx))")
+    assert "non-default" not in lint(called)[0].hint
+
+
+def test_the_second_name_of_an_image_layout_is_its_channels():
+    src = """
+    class DetectionLayer(nn.Module):
+        def __init__(self, num_classes: int, prior_shapes: list):
+            super().__init__()
+            self.num_classes = num_classes
+            self.prior_shapes = prior_shapes
+
+        def forward(self, x):
+            batch_size, num_features, height, width = x.shape
+            num_attrs = self.num_classes + 5
+            anchors_per_cell = int(torch.div(num_features, num_attrs, rounding_mode="floor"))
+            if anchors_per_cell != len(self.prior_shapes):
+                raise ValueError("bad head")
+            x = x.permute(0, 2, 3, 1).reshape(batch_size, height * width * anchors_per_cell, num_attrs)
+            return x
+    """
+    assert codes(src) == set()  # measured: batch and H/W stay dynamic, the channel count is the head's
+    # the same code reading a spatial size does convert a tensor built from a dynamic one
+    assert (11, "EXL003") in codes(src.replace("torch.div(num_features,", "torch.div(height,"))
+
+
+def test_distributed_training_code_is_not_reported():
+    src = """
+    import torch.distributed as dist
+
+    def concat_all_gather(tensor):
+        gathered = [torch.ones_like(tensor) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, tensor, async_op=False)
+        return torch.cat(gathered, dim=0)
+
+    class Moco(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(4, 4)
+
+        def _batch_shuffle_ddp(self, x):
+            x_gather = concat_all_gather(x)
+            idx_shuffle = torch.randperm(x_gather.shape[0]).cuda()
+            torch.distributed.broadcast(idx_shuffle, src=0)
+            return x_gather[idx_shuffle]
+
+        def forward(self, x, use_ddp: bool = True):
+            if use_ddp:
+                x = self._batch_shuffle_ddp(x)
+            return self.enc(x)
+    """
+    assert codes(src) == set()
+    plain = src.replace("torch.distributed.broadcast(idx_shuffle, src=0)", "pass")
+    assert (16, "EXL051") in codes(plain)
+
+
+def test_an_arm_a_random_draw_decides_is_not_reported():
+    src = """
+    import random
+    import numpy as np
+
+    class Decoder(nn.Module):
+        def __init__(self, sampling_probability: float = 0.0):
+            super().__init__()
+            self.output = nn.Linear(4, 4)
+            self.sampling_probability = sampling_probability
+
+        def forward(self, z):
+            outs = []
+            for i in range(3):
+                if i > 0 and random.random() < self.sampling_probability:
+                    y = np.argmax(self.output(z).detach().cpu(), axis=1)
+                else:
+                    y = z
+                outs.append(y)
+            return outs
+    """
+    assert codes(src) == set()  # ESPnet's scheduled sampling: every exporter bakes the draw it saw
+    assert (15, "EXL050") in codes(src.replace("i > 0 and random.random() < self.sampling_probability", "i > 0"))

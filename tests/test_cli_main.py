@@ -379,7 +379,7 @@ def test_tabs_crlf_and_unicode_identifiers(project):
     )
     (project / "uni.py").write_bytes(source.encode("utf-8"))
     proc = run_module("--no-cache", "--select", "EXL001", "uni.py", cwd=project)
-    assert "uni.py:6:13: EXL001 [warning]" in proc.stdout
+    assert "uni.py:6:13: EXL001 [info]" in proc.stdout
     lines = proc.stdout.splitlines()
     i = lines.index(next(x for x in lines if x.startswith("uni.py:6:13")))
     assert lines[i + 2] == "6 |         données = entrée.sum().item()"

@@ -326,8 +326,9 @@ def test_clean_cnn_passes_with_synthesized_input_and_quiet_user_output(export_ru
 def test_item_into_tensor_math_passes_torch_export(export_run) -> None:
     reports, rows, _ = export_run
     (item,) = at(reports["fake_quant.py"], line_of("fake_quant.py", ".item()"), "EXL001")
+    # the static pass already says info (the number only feeds tensor ops); the real export agrees
     assert item.dynamic["status"] == "passes"
-    assert "lowered" in item.dynamic["message"] and item.severity is Severity.INFO
+    assert "lowered" not in item.dynamic["message"] and item.severity is Severity.INFO
     assert {r["status"] for r in rows_of(rows, "fake_quant.py").values()} == {"ok"}
 
 

@@ -145,6 +145,19 @@ def test_distributed_training_code_is_not_reported():
     assert codes(src) == set()
     plain = src.replace("torch.distributed.broadcast(idx_shuffle, src=0)", "pass")
     assert (16, "EXL051") in codes(plain)
+    # a collective only training runs says nothing of the rest of the forward (Coqui XTTS' DVAE quantizer)
+    ema = '''
+    import torch.distributed as dist
+
+    class Quantize(nn.Module):
+        def forward(self, x):
+            if self.training and dist.is_initialized():
+                dist.all_reduce(x)
+            if torch.any(x > 0):
+                x = x * 2
+            return x
+    '''
+    assert codes(ema) == {(8, "EXL020")}
 
 
 def test_an_arm_a_random_draw_decides_is_not_reported():

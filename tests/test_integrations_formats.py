@@ -287,7 +287,7 @@ def test_github_workflow_commands_per_severity(tmp_path: Path) -> None:
 def test_cli_github_on_real_source(bad_model: Path) -> None:
     result = run_cli("--format", "github", "model.py", cwd=bad_model.parent)
     assert any(
-        line.startswith(("::warning file=model.py,line=7,", "::error file=model.py,line=7,"))
+        line.startswith(("::notice file=model.py,line=7,", "::warning file=model.py,line=7,", "::error file=model.py,line=7,"))
         and "title=EXL001 tensor-item::" in line
         for line in result.stdout.splitlines()
     ), result.stdout + result.stderr

@@ -1493,9 +1493,11 @@ _COLLECTIVES = {"all_gather", "all_gather_into_tensor", "all_gather_object", "al
 
 
 def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
-    """Does ``fn`` itself call a `torch.distributed` collective (`dist.all_gather(...)`,
-    `torch.distributed.broadcast(idx_shuffle, src=0)`)?  Such a function is distributed-training code
-    (MoCo's DDP batch shuffle, a contrastive loss gathering embeddings from every GPU): no export runs it."""
+    """Does ``fn`` call a `torch.distributed` collective on every path, in a statement of its own body
+    (`dist.all_gather(...)`, `torch.distributed.broadcast(idx_shuffle, src=0)`)?  Such a function is
+    distributed-training code (MoCo's DDP batch shuffle, a contrastive loss gathering embeddings from
+    every GPU): no export runs it.  A collective under a test (`if self.training and dist.is_initialized():`)
+    says nothing of the rest."""
     found = False
 
     class V(cst.CSTVisitor):
@@ -1507,7 +1509,9 @@ def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
 
     body = getattr(fn, "body", None)
     if isinstance(body, cst.CSTNode):
-        body.visit(V())
+        for stmt in body_statements(body):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                stmt.visit(V())
     return found
 
 

@@ -77,8 +77,9 @@ _TABLE = [
 
 # One finding per condition: when both codes fire on the same expression, the first one wins
 # (a condition that is data-dependent in one analysis and shape-dependent in another is EXL020;
-# an `int()` of a value that is data-dependent in one analysis and a size in another is EXL003).
-SUPERSEDES = {("EXL020", "EXL022"), ("EXL003", "EXL042")}
+# an `int()` of a value that is data-dependent in one analysis and a size in another is EXL003; a tensor
+# `*`-unpacked into dim indices, `x.permute(*perm)`, is EXL003's read of its values, not EXL010's unrolling).
+SUPERSEDES = {("EXL020", "EXL022"), ("EXL003", "EXL042"), ("EXL003", "EXL010")}
 SUPERSEDING = {win for win, _ in SUPERSEDES}
 SUPERSEDED = {lose for _, lose in SUPERSEDES}
 

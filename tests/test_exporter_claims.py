@@ -595,6 +595,20 @@ def test_a_recurrent_layer_fixes_the_sequence_length_under_torch_export_only():
     assert _outcome(_onnx_legacy(probe), probe) == "match"
 
 
+def test_a_tensor_of_dims_fails_torch_export_even_with_static_shapes():
+    """p31 (EXL003 at error under export): `x.permute(*perm)` with `perm` a tensor reads each element as a
+    data-dependent int; torch.export fails with static and dynamic shapes alike, the dynamo ONNX exporter
+    too; jit.trace reads the values it saw (a constant permutation: the traced model matches eager)."""
+    probe = _probe("p31")
+    with pytest.raises(Exception, match="data-dependent"):
+        _export(probe)
+    with pytest.raises(Exception, match="data-dependent"):
+        torch.export.export(probe.make(), probe.a())
+    with pytest.raises(Exception, match="data-dependent"):
+        _onnx_dynamo(probe)
+    assert _outcome(_trace(probe)[0], probe) == "match"
+
+
 def test_a_sliced_dim_compared_with_zero_is_a_guard():
     """p27b (EXL022 stays a warning): a slice's size can be 0, so `> 0` is a guard on the example."""
     probe = _probe("p27b")

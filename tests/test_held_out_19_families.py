@@ -183,3 +183,20 @@ def test_an_arm_a_random_draw_decides_is_not_reported():
     """
     assert codes(src) == set()  # ESPnet's scheduled sampling: every exporter bakes the draw it saw
     assert (15, "EXL050") in codes(src.replace("i > 0 and random.random() < self.sampling_probability", "i > 0"))
+
+
+def test_a_tensor_of_dims_is_read_as_ints():
+    src = """
+    class EntropyBottleneck(nn.Module):
+        def forward(self, x):
+            perm = torch.cat((torch.tensor([1, 0], device=x.device), torch.arange(2, x.ndim, device=x.device)))
+            inv_perm = perm
+            x = x.permute(*perm).contiguous()
+            out = torch.round(x)
+            return out.permute(*inv_perm).contiguous()
+    """
+    # measured (p31): torch.export fails at the first permute even with static shapes
+    assert codes(src) == {(6, "EXL003"), (8, "EXL003")}
+    assert "stops earlier on this path, at line 9" in [d for d in lint(src) if d.line - 3 == 8][0].hint
+    assert codes(src, "trace") == {(6, "EXL010"), (8, "EXL010")}  # jit.trace reads the values it saw
+    assert codes(src.replace("*perm", "1, 0, *range(2, x.ndim)").replace("*inv_perm", "1, 0, *range(2, x.ndim)")) == set()

@@ -799,6 +799,14 @@ class P30(nn.Module):
         return self.rnn(x)[0]
 
 
+@probe("p31", "`x.permute(*perm)` with `perm` a tensor of dims (EXL003, compressai's EntropyBottleneck)",
+       lambda: (r(2, 3, 4),), lambda: (r(3, 3, 5),), {0: [0, 2]})
+class P31(nn.Module):
+    def forward(self, x):
+        perm = torch.cat((torch.tensor([1, 0]), torch.arange(2, x.ndim)))
+        return x.permute(*perm).contiguous()
+
+
 @probe("p27b", "`if chunk.shape[1] > 0:` on a slice `x[:, :(s // 4) * 4]`", lambda: (r(2, 5, 4),),
        lambda: (r(2, 3, 4),), {0: [1]})
 class P27B(nn.Module):

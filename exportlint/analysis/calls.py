@@ -905,6 +905,14 @@ class Calls:
         return Val(kinds=frozenset({TENSOR}), tags=keep, prov=merge_prov([receiver] + args.all()))
 
     def _size_and_slice_args(self, node: cst.Call, qual: str | None, method: str | None, args: "CallArgs", frame: Frame) -> None:
+        dspec = api.DIM_FUNCS.get(qual) if qual else api.DIM_METHODS.get(method or "")
+        if dspec is not None:
+            op = qual or f".{method}()"
+            for _, value, arg_node in args.select(*dspec):
+                if value.is_definite_tensor:
+                    # the Arg itself when `*`-unpacked: where EXL010 reports unrolling it (this says more)
+                    anchor = next((a for a in node.args if a.value is arg_node and a.star == "*"), arg_node)
+                    self.emit(ev.DimArg(anchor, op, value, arg_node), frame)
         spec = api.SIZE_FUNCS.get(qual) if qual else api.SIZE_METHODS.get(method or "")
         if spec is not None:
             positions, names = spec

@@ -95,6 +95,16 @@ class SliceArg(Event):
 
 
 @dataclass
+class DimArg(Event):
+    """A tensor passed where an op takes dim indices (`x.permute(*perm)` with `perm` a tensor,
+    `x.transpose(d, 1)`): ``value``, at argument ``arg_node`` of ``op``."""
+
+    op: str
+    value: Val
+    arg_node: cst.BaseExpression
+
+
+@dataclass
 class SizeArg(Event):
     """A size or scale-factor argument (``param``) of ``op``."""
 

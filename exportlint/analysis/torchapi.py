@@ -236,6 +236,17 @@ SIZE_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {
     "new_full": ((0,), ("size",)),
     "broadcast_to": ((0,), ("size",)),
 }
+# Arguments that are dim indices: Python ints, never read from a tensor (a tensor's elements become
+# data-dependent ints: `GuardOnDataDependentSymNode`, measured p31).
+DIM_METHODS: dict[str, tuple[object, tuple[str, ...]]] = {
+    "permute": ("all", ("dims",)), "transpose": ("all", ("dim0", "dim1")), "swapaxes": ("all", ("axis0", "axis1")),
+    "swapdims": ("all", ("dim0", "dim1")), "movedim": ("all", ("source", "destination")),
+    "moveaxis": ("all", ("source", "destination")), "flip": ("all", ("dims",)), "unsqueeze": ((0,), ("dim",)),
+}
+DIM_FUNCS: dict[str, tuple[object, tuple[str, ...]]] = {
+    "torch.permute": ((1,), ("dims",)), "torch.transpose": ((1, 2), ("dim0", "dim1")), "torch.flip": ((1,), ("dims",)),
+    "torch.movedim": ((1, 2), ("source", "destination")), "torch.unsqueeze": ((1,), ("dim",)),
+}
 # Ops whose result's dims are computed from their input's (pooling, strides, padding, resizing): a
 # size read from the result may be 0 or 1 (used by the dataflow's `derived_dims`).
 RESIZING_OPS = {

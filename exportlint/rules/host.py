@@ -85,9 +85,12 @@ class TensorToHost(Rule):
 
 class TensorToScalar(Rule):
     code = "EXL003"
-    events = (ev.FunctionCall,)
+    events = (ev.FunctionCall, ev.DimArg)
 
-    def check(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
+    def check(self, e: ev.Event, ctx: RuleContext) -> Iterator[Finding]:
+        return self._dim_arg(e, ctx) if isinstance(e, ev.DimArg) else self._conversion(e, ctx)  # type: ignore[arg-type]
+
+    def _conversion(self, e: ev.FunctionCall, ctx: RuleContext) -> Iterator[Finding]:
         if e.qual not in api.CONVERTERS or not e.args:
             return
         arg = ctx.code(e.arg_nodes[0]) if e.arg_nodes else "t"
@@ -121,6 +124,20 @@ class TensorToScalar(Rule):
             ctx, e.node, f"`{ctx.code(e.node)}` converts a tensor to a Python {e.qual}", hint, e.args[0]
         )
 
+    def _dim_arg(self, e: ev.DimArg, ctx: RuleContext) -> Iterator[Finding]:
+        if ctx.trace:
+            return  # jit.trace reads the values it saw (TracerWarning); unrolling a `*`-unpacked one is EXL010's
+        arg = ctx.code(e.arg_node)
+        yield self.finding(
+            ctx, e.node,
+            f"`{arg}` is a tensor passed as dim indices of `{e.op}`: each element is read from tensor data as a Python "
+            "int, which torch.export cannot guard on (`GuardOnDataDependentSymNode`, even with static shapes)",
+            f"build the dims as Python ints (`perm = (1, 0, *range(2, x.ndim))`) instead of a tensor; `{e.op}` "
+            "takes no tensor of dims",
+            e.value,
+            severity=Severity.ERROR,
+        )
+
 
 class NumpyOnTensor(Rule):
     code = "EXL050"
@@ -143,3 +160,4 @@ class NumpyOnTensor(Rule):
             f"{root} on a tensor reads its data on the host and is baked or fails under export",
             *tensors,
         )
+

@@ -200,3 +200,16 @@ def test_a_tensor_of_dims_is_read_as_ints():
     assert "stops earlier on this path, at line 9" in [d for d in lint(src) if d.line - 3 == 8][0].hint
     assert codes(src, "trace") == {(6, "EXL010"), (8, "EXL010")}  # jit.trace reads the values it saw
     assert codes(src.replace("*perm", "1, 0, *range(2, x.ndim)").replace("*inv_perm", "1, 0, *range(2, x.ndim)")) == set()
+
+
+def test_a_lambda_called_in_forward_is_analysed():
+    src = """
+    class Head(nn.Module):
+        def forward(self, x, grid):
+            size_of = lambda g: g[0] * g[1]
+            n = size_of(grid).item()
+            if n > 4:
+                return x[:n]
+            return x
+    """
+    assert codes(src) == {(5, "EXL001"), (6, "EXL020")}  # not EXL901: a lambda's body is one expression

@@ -1507,9 +1507,8 @@ def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
             if qual is not None and qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in _COLLECTIVES:
                 found = True
 
-    body = getattr(fn, "body", None)
-    if isinstance(body, cst.CSTNode):
-        for stmt in body_statements(body):
+    if isinstance(fn, cst.FunctionDef):  # a lambda's body is one expression
+        for stmt in body_statements(fn.body):
             if isinstance(stmt, cst.SimpleStatementLine):
                 stmt.visit(V())
     return found

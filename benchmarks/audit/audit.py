@@ -37,8 +37,11 @@ fifteenth's first fixes; ``holdout17`` a seventeenth (df, bs_roformer, grounding
 segment_anything_hq, torchani, parler_tts, bark), drawn after the sixteenth's; ``holdout18`` an
 eighteenth (fairseq, allennlp, nougat, donut, pretrainedmodels, pytorch_toolbelt, pykeen), drawn after the
 seventeenth's first fixes; ``holdout19`` a nineteenth (compressai, hiera, styletts2, pl_bolts, clip, taming,
-voicefixer), drawn after the eighteenth's.  A package published only as a source distribution (openai-whisper, sam2,
-audiocraft, pytorchvideo, encodec, torchreid) is unpacked from it.
+voicefixer), drawn after the eighteenth's; ``holdout20`` a twentieth (fastai, tortoise, enformer_pytorch,
+audio_diffusion_pytorch, ncps, open_flamingo, dalle2_pytorch), drawn after the nineteenth's fixes;
+``holdout21`` a twenty-first (stanza, onmt, recbole, deepctr_torch, neuralprophet, tianshou,
+muse_maskgit_pytorch), drawn with the same code.  A package published only as a source distribution (openai-whisper, sam2,
+audiocraft, pytorchvideo, encodec, torchreid, tortoise-tts) is unpacked from it.
 
 Judging (by a person reading each finding in context) adds ``verdict`` ("true": a real export
 problem at the reported severity under the target; "false": not one, or not at that severity;
@@ -169,6 +172,16 @@ CORPORA = {
         "compressai": "compressai==1.2.8", "hiera": "hiera-transformer==0.1.4", "styletts2": "styletts2==0.1.6",
         "pl_bolts": "lightning-bolts==0.7.0", "clip": "clip-anytorch==2.6.0",
         "taming": "taming-transformers-rom1504==0.0.6", "voicefixer": "voicefixer==0.1.3",
+    },
+    "holdout20": {
+        "fastai": "fastai==2.8.12", "tortoise": "tortoise-tts==3.0.0", "enformer_pytorch": "enformer-pytorch==0.8.12",
+        "audio_diffusion_pytorch": "audio-diffusion-pytorch==0.1.3", "ncps": "ncps==1.0.1",
+        "open_flamingo": "open-flamingo==2.0.1", "dalle2_pytorch": "dalle2-pytorch==1.15.6",
+    },
+    "holdout21": {
+        "stanza": "stanza==1.15.0", "onmt": "OpenNMT-py==3.5.1", "recbole": "recbole==1.2.1",
+        "deepctr_torch": "deepctr-torch==0.3.0", "neuralprophet": "neuralprophet==0.9.0", "tianshou": "tianshou==2.0.1",
+        "muse_maskgit_pytorch": "muse-maskgit-pytorch==0.3.5",
     },
 }
 CONTEXT = 6

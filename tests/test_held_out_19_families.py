@@ -213,3 +213,26 @@ def test_a_lambda_called_in_forward_is_analysed():
             return x
     """
     assert codes(src) == {(5, "EXL001"), (6, "EXL020")}  # not EXL901: a lambda's body is one expression
+
+
+def test_exists_of_a_none_default_setting_gates_like_is_not_none():
+    src = """
+    def exists(val):
+        return val is not None
+
+    class Attention(nn.Module):
+        def __init__(self, dim, sparse_topk=None):
+            super().__init__()
+            self.to_q = nn.Linear(dim, dim)
+            self.sparse_topk = sparse_topk
+
+        def forward(self, x):
+            dots = self.to_q(x) @ x.transpose(-1, -2)
+            if exists(self.sparse_topk) and self.sparse_topk < dots.shape[-1]:
+                top, _ = dots.topk(self.sparse_topk, dim=-1)
+                dots = dots.masked_fill(dots < top[..., -1:], -1e9)
+            return dots.softmax(-1)
+    """
+    found = [d for d in lint(src) if d.code == "EXL022"]
+    # tortoise's and x-transformers' top-k attention: off unless `sparse_topk` is given
+    assert found and found[0].severity.value == "info" and "non-default `sparse_topk` (default None)" in found[0].hint

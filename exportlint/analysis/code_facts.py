@@ -685,6 +685,10 @@ def gating_setting(
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         compare = test.comparisons[0]
         test = test.left
+    not_none = False
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in _NONE_TESTS and len(test.args) == 1:
+        # `exists(self.sparse_topk)`: the `def exists(val): return val is not None` of lucidrains-style code
+        not_none, test = True, test.args[0].value
     normalise = None
     if (isinstance(test, cst.Call) and not test.args and isinstance(test.func, cst.Attribute)
             and test.func.attr.value in _STR_NORMALISERS):
@@ -698,7 +702,9 @@ def gating_setting(
         if not isinstance(default, str):
             return None
         default = getattr(default, normalise)()
-    if compare is not None:
+    if not_none:
+        holds = default is not None
+    elif compare is not None:
         ok, value = literal(compare.comparator)
         if not ok:
             return None
@@ -727,6 +733,7 @@ def gating_setting(
 
 
 _STR_NORMALISERS = ("lower", "upper", "strip", "casefold")
+_NONE_TESTS = ("exists", "is_not_none")
 
 
 def named_params(fn: cst.FunctionDef) -> list[cst.Param]:

@@ -236,3 +236,23 @@ def test_exists_of_a_none_default_setting_gates_like_is_not_none():
     found = [d for d in lint(src) if d.code == "EXL022"]
     # tortoise's and x-transformers' top-k attention: off unless `sparse_topk` is given
     assert found and found[0].severity.value == "info" and "non-default `sparse_topk` (default None)" in found[0].hint
+
+
+def test_a_forward_taking_text_is_no_export_root():
+    src = """
+    from typing import List
+
+    class LemmaClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(100, 8)
+            self.vocab = {}
+
+        def forward(self, pos_indices: List[int], sentences: List[List[str]]):
+            ids = [torch.tensor([self.vocab.get(w, 0) for w in s]) for s in sentences]
+            embedded = self.emb(nn.utils.rnn.pad_sequence(ids, batch_first=True))
+            lengths = torch.tensor([len(seq) for seq in embedded])
+            return embedded, lengths
+    """
+    assert codes(src) == set()  # stanza: tensors built from host text have no dim an export could keep dynamic
+    assert codes(src.replace("sentences: List[List[str]]", "sentences: torch.Tensor")) != set()

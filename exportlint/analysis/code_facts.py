@@ -1465,9 +1465,9 @@ def _only_validates(fn: cst.FunctionDef) -> bool:
 
 def takes_a_python_object(cls: ClassInfo) -> bool:
     """A forward that requires an instance of a plain Python class of the project
-    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`) or a function to call
-    (`fn: Callable`, or a parameter the body calls): no exporter can be handed that input, so the
-    module is not an export root (what it calls is still analysed from there
+    (`forward(self, inference_session: Sam3VideoInferenceSession, ...)`), a function to call
+    (`fn: Callable`, or a parameter the body calls) or text (`sentences: List[List[str]]`): no exporter
+    can be handed that input as one the model's tensors follow, so the module is not an export root (what it calls is still analysed from there
     when another root reaches it)."""
     found = cls.find_method("forward")
     if found is None:
@@ -1480,6 +1480,10 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
             return True  # a function to call (a diffusion sampler's `forward(self, noise, fn, sigmas, num_steps)`)
         if p.default is not None or p.annotation is None:
             continue
+        if _text_only(p.annotation.annotation):
+            # text to tokenise in the forward (stanza's lemma classifier, `sentences: List[List[str]]`): every
+            # tensor is built from host data there, so no dim of it can be dynamic in an export
+            return True
         name = defining.file.code(p.annotation.annotation).replace(" ", "").strip("'\"")
         if name.split("[", 1)[0].rsplit(".", 1)[-1] == "Callable":
             return True

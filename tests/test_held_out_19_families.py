@@ -256,3 +256,36 @@ def test_a_forward_taking_text_is_no_export_root():
     """
     assert codes(src) == set()  # stanza: tensors built from host text have no dim an export could keep dynamic
     assert codes(src.replace("sentences: List[List[str]]", "sentences: torch.Tensor")) != set()
+
+
+def test_a_part_only_a_non_default_setting_builds_runs_under_that_setting():
+    src = """
+    class LSTMwRecDropout(nn.Module):
+        def __init__(self, d, rec_dropout):
+            super().__init__()
+            self.cell = nn.LSTMCell(d, d)
+
+        def forward(self, x):
+            h = c = torch.zeros_like(x[0])
+            outs = []
+            for t in range(x.size(0)):
+                h, c = self.cell(x[t], (h, c))
+                outs.append(h)
+            return torch.stack(outs)
+
+    class PackedLSTM(nn.Module):
+        def __init__(self, d, rec_dropout=0):
+            super().__init__()
+            if rec_dropout > 0:
+                self.lstm = LSTMwRecDropout(d, rec_dropout)
+            else:
+                self.lstm = nn.LSTM(d, d)
+
+        def forward(self, x):
+            return self.lstm(x)
+    """
+    loop = [d for d in lint(src) if d.code == "EXL022"]
+    # stanza: the hand-written recurrent-dropout LSTM replaces nn.LSTM only with rec_dropout > 0
+    assert loop and loop[0].severity.value == "info" and "non-default `rec_dropout` (default 0)" in loop[0].hint
+    default_built = src.replace("if rec_dropout > 0:", "if rec_dropout >= 0:")
+    assert [d.severity.value for d in lint(default_built) if d.code == "EXL022"] == ["warning"]

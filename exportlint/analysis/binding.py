@@ -15,6 +15,8 @@ from exportlint.analysis.code_facts import (
     class_arguments,
     config_default,
     constructor_default,
+    describe_setting,
+    gating_setting,
     literal,
     named_params,
     names_a_tensor,
@@ -461,6 +463,15 @@ def _submodule_classes(file: FileIndex, classes: "dict[int, ClassInfo] | None" =
     return out
 
 
+def _arm_gates(test: cst.BaseExpression, cls: ClassInfo) -> tuple[str | None, str | None]:
+    """The non-default setting each arm of an `__init__` test needs (its description), or None."""
+    def setting(e: cst.BaseExpression) -> "tuple[str, object] | None":
+        return _setting_default(e, cls)
+
+    found = gating_setting(test, setting), gating_setting(test, setting, negated=True)
+    return tuple(describe_setting(*f) if f is not None else None for f in found)  # type: ignore[return-value]
+
+
 def _setting_default(test: cst.BaseExpression, cls: ClassInfo) -> "tuple[str, object] | None":
     """(setting, literal default) of an `__init__` test on its configuration (`config.use_mask_token`), or
     on a parameter with a literal default (`use_pos_embed=False`)."""
@@ -523,6 +534,14 @@ def _classify_attr_expr(expr: cst.BaseExpression, cls: ClassInfo, target: Target
             # `downsample(dim) if downsample is not None else None`: the part, where it exists
             # (code calls it under `if self.downsample is not None:`)
             arms = [a for a in arms if a.kinds != {NONE}]
+        if (len(arms) == 2 and all(isinstance(a.ref, (Instance, LibraryModule)) for a in arms)
+                and any(isinstance(a.ref, Instance) for a in arms) and arms[0].ref is not arms[1].ref):
+            # `LSTMwRecDropout(...) if rec_dropout > 0 else nn.LSTM(...)`: the part only a non-default setting builds
+            # runs under that setting (stanza's recurrent dropout, x-transformers' ALiBi bias)
+            gates = _arm_gates(expr.test, cls)
+            if any(gates):
+                joined = join(arms)
+                return joined.with_(ref=Alternatives((arms[0].ref, arms[1].ref), gates))
         return join(arms)
     if isinstance(expr, (cst.List, cst.Tuple)):
         parts = [_classify_attr_expr(e.value, cls) for e in expr.elements]

@@ -355,8 +355,14 @@ class Calls:
         if module.has("modlist") and module.elem is not None and isinstance(module.elem.ref, ModuleRef):
             return self.call_module(module.elem, args, node, frame)  # nn.Sequential(*[Block(...) ...])
         if isinstance(module.ref, Alternatives):
-            # `self.attn = GPSA(...) if use_gpsa else MHSA(...)`: each, with the arguments passed here
-            return join([self.call_module(Val(kinds=module.kinds, tags=module.tags, ref=o), args, node, frame) for o in module.ref.options])
+            # `self.attn = GPSA(...) if use_gpsa else MHSA(...)`: each, with the arguments passed here; one only
+            # a non-default setting builds, under that setting
+            results = []
+            for i, o in enumerate(module.ref.options):
+                gate = module.ref.gates[i] if i < len(module.ref.gates) else None
+                with self._context(frame, None, gate) if gate and frame is not None else contextlib.nullcontext():
+                    results.append(self.call_module(Val(kinds=module.kinds, tags=module.tags, ref=o), args, node, frame))
+            return join(results)
         if module.has("tensor_module"):
             qual = module.ref.qual if isinstance(module.ref, LibraryModule) else ""
             fixed = layer_fixed_axis(qual)

@@ -1474,7 +1474,9 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
         return False
     defining, fn = found
     params = list(fn.params.posonly_params) + list(fn.params.params)
-    called = _called_names(fn)
+    words = _plain_calls(defining.file)
+    may_call = words is None or any(p.name.value in words for p in params[1:] if p.default is None)
+    called = _called_names(fn, defining.file) if may_call else set()
     for p in params[1:]:
         if p.default is None and p.name.value in called:
             return True  # a function to call (a diffusion sampler's `forward(self, noise, fn, sigmas, num_steps)`)
@@ -1503,30 +1505,81 @@ _COLLECTIVES = {"all_gather", "all_gather_into_tensor", "all_gather_object", "al
                 "reduce", "reduce_scatter", "reduce_scatter_tensor", "barrier", "all_to_all", "all_to_all_single", "gather", "scatter"}
 
 
+_COLLECTIVE_CALL = re.compile(
+    r"\.(all_gather|all_gather_into_tensor|all_gather_object|all_reduce|broadcast|broadcast_object_list|reduce_scatter"
+    r"|reduce_scatter_tensor|barrier|all_to_all|all_to_all_single)\(")
+
+
 def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
     """Does ``fn`` call a `torch.distributed` collective on every path, in a statement of its own body
     (`dist.all_gather(...)`, `torch.distributed.broadcast(idx_shuffle, src=0)`)?  Such a function is
     distributed-training code (MoCo's DDP batch shuffle, a contrastive loss gathering embeddings from
     every GPU): no export runs it.  A collective under a test (`if self.training and dist.is_initialized():`)
-    says nothing of the rest."""
-    found = False
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            qual = file.qualify(node.func) if not found else None
-            if qual is not None and qual.startswith("torch.distributed.") and qual.rsplit(".", 1)[-1] in _COLLECTIVES:
-                found = True
-
-    if isinstance(fn, cst.FunctionDef):  # a lambda's body is one expression
-        for stmt in body_statements(fn.body):
-            if isinstance(stmt, cst.SimpleStatementLine):
-                stmt.visit(V())
-    return found
+    says nothing of the rest.  Read once per file with Python's parser (the `def` lines of such functions)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return False  # a lambda's body is one expression
+    defs = getattr(file, "_collective_defs", None)
+    if defs is None:
+        defs = file._collective_defs = _collective_defs(file)
+    return bool(defs) and file.start(fn.name)[0] in defs
 
 
-def _called_names(fn: cst.FunctionDef) -> set[str]:
-    """The plain names ``fn``'s body calls (`fn(x, sigma=s)`)."""
+def _collective_defs(file: "FileIndex") -> frozenset[int]:
+    text = getattr(file, "_text", None)
+    if text is not None and ("distributed" not in text or not _COLLECTIVE_CALL.search(text)):
+        return frozenset()  # no collective called anywhere in the file
+    tree = file.python_tree()
+    if tree is None:
+        return frozenset()
+    lines = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and any(
+                    isinstance(c, ast.Call) and _is_collective(file, c.func) for c in ast.walk(stmt)):
+                lines.add(node.lineno)
+                break
+    return frozenset(lines)
+
+
+def _is_collective(file: "FileIndex", func: ast.expr) -> bool:
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or not parts:
+        return False
+    qual = file.qualify_name(".".join([func.id, *reversed(parts)]))
+    return qual is not None and qual.startswith("torch.distributed.") and parts[0] in _COLLECTIVES
+
+
+_PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\((?!`)")  # not a docstring's "hidden_states (`torch...`)"
+
+
+def _plain_calls(file: "FileIndex") -> "frozenset[str] | None":
+    """Every name the file's text calls as a plain name (`fn(`), read once per file; None without the text."""
+    words = getattr(file, "_plain_call_words", None)
+    if words is None:
+        text = getattr(file, "_text", None)
+        if text is None:
+            return None
+        words = file._plain_call_words = frozenset(_PLAIN_CALL.findall(text))
+    return words
+
+
+def _called_names(fn: cst.FunctionDef, file: "FileIndex") -> set[str]:
+    """The plain names ``fn``'s body calls (`fn(x, sigma=s)`), read with Python's parser where it can."""
+    defs = getattr(file, "_defs_by_signature", None)
+    if defs is None:
+        tree = file.python_tree()
+        defs = file._defs_by_signature = {}
+        for n in ast.walk(tree) if tree is not None else ():
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault((n.name, tuple(a.arg for a in n.args.posonlyargs + n.args.args)), []).append(n)
+    same = defs.get((fn.name.value, tuple(p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params))), [])
+    if len(same) == 1:  # one `def` of that name and signature in the file: no positions needed
+        return {c.func.id for c in ast.walk(same[0]) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
     names: set[str] = set()
 
     class V(cst.CSTVisitor):

@@ -451,7 +451,11 @@ def _record_built_if(cls: ClassInfo, self_name: str, stmt: cst.If) -> None:
     for attr, value in then.items():
         none = other.get(attr)
         exprs = cls.attr_exprs.get(attr, [])
-        if isinstance(none, cst.Name) and none.value == "None" and any(e is value for e in exprs) and any(e is none for e in exprs):
+        # also `if rec_dropout > 0: self.lstm = LSTMwRecDropout(...)` / `else: self.lstm = nn.LSTM(...)`: which
+        # part a setting builds (binding._classify_attr_expr gives each its gate)
+        alternative = (isinstance(none, cst.Name) and none.value == "None") or (
+            isinstance(none, cst.Call) and isinstance(value, cst.Call))
+        if alternative and any(e is value for e in exprs) and any(e is none for e in exprs):
             built = cst.IfExp(test=stmt.test, body=value, orelse=none)
             cls.attr_exprs[attr] = [built] + [e for e in exprs if e is not value and e is not none]
 

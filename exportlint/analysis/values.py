@@ -66,9 +66,11 @@ class ModuleRef:
 
 @dataclass(frozen=True)
 class Alternatives(ModuleRef):
-    """One of several submodules, by configuration (`self.attn = GPSA(...) if use_gpsa else MHSA(...)`)."""
+    """One of several submodules, by configuration (`self.attn = GPSA(...) if use_gpsa else MHSA(...)`);
+    ``gates``, when known, the non-default setting each option needs (None: the default builds it)."""
 
     options: tuple
+    gates: tuple = ()
 
     @property
     def memo_key(self) -> tuple:

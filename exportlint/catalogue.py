@@ -45,7 +45,7 @@ _TABLE = [
     # code, name, summary, export, trace
     ("EXL001", "tensor-item", "`.item()` turns a tensor into a Python number", W, E),
     ("EXL002", "tensor-to-host", "`.tolist()` / `.numpy()` / `np.array(t)` copy a tensor to the host", E, E),
-    ("EXL003", "tensor-to-scalar", "`int(t)` / `float(t)` / `bool(t)` / `complex(t)` on a tensor", E, E),
+    ("EXL003", "tensor-to-scalar", "`int(t)` / `float(t)` / `bool(t)` / `complex(t)` on a tensor, or a tensor as dim indices", E, E),
     ("EXL010", "tensor-iteration", "iterating or unpacking a tensor unrolls it for the example size", W, W),
     ("EXL011", "tensor-from-runtime-values", "`torch.tensor(...)` built from run-time values is traced as a constant", E, E),
     ("EXL020", "data-dependent-branch", "Python control flow on a tensor value or data-dependent scalar", E, E),

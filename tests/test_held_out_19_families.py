@@ -4,6 +4,12 @@ from that code, not copied."""
 
 from __future__ import annotations
 
+import textwrap
+
+import libcst as cst
+
+from exportlint.analysis import code_facts
+from exportlint.analysis.index import FileIndex
 from snippets import codes, lint
 
 
@@ -289,3 +295,26 @@ def test_a_part_only_a_non_default_setting_builds_runs_under_that_setting():
     assert loop and loop[0].severity.value == "info" and "non-default `rec_dropout` (default 0)" in loop[0].hint
     default_built = src.replace("if rec_dropout > 0:", "if rec_dropout >= 0:")
     assert [d.severity.value for d in lint(default_built) if d.code == "EXL022"] == ["warning"]
+
+
+
+def test_a_setting_a_builder_computes_is_passed_otherwise():
+    # SwitchTransformers: `is_sparse = (i % sparse_step == 1) if sparse_step > 0 else False`, then
+    # `Block(is_sparse=is_sparse)` hands it on: every other layer is sparse by default, not a non-default path
+    src = textwrap.dedent("""
+    class LayerFF:
+        def __init__(self, is_sparse=False):
+            self.is_sparse = is_sparse
+
+    class Block:
+        def __init__(self, is_sparse=False):
+            self.ff = LayerFF(is_sparse=is_sparse)
+
+    def build(n, sparse_step):
+        for i in range(n):
+            is_sparse = (i % sparse_step == 1) if sparse_step > 0 else False
+            Block(is_sparse=is_sparse)
+    """)
+    assert code_facts._passed_otherwise(FileIndex("m.py", cst.parse_module(src), text=src), "is_sparse", False)
+    handed = src.replace("is_sparse = (i % sparse_step == 1) if sparse_step > 0 else False", "pass")
+    assert not code_facts._passed_otherwise(FileIndex("m.py", cst.parse_module(handed), text=handed), "is_sparse", False)

@@ -1051,8 +1051,11 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     for value in hit[1].get(param, ()):
         if _forwarded(value, param, default):
             # `normalize_coords=normalize_coords` / `=self.normalize_coords`: the same setting handed on;
-            # another value only when some function of the file declares it with another default
+            # another value only when some function of the file declares it with another default, or
+            # computes it (SwitchTransformers' `is_sparse = (i % sparse_step == 1 ...)` then `is_sparse=is_sparse`)
             if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
+                return True
+            if isinstance(value, ast.Name) and value.id in _assigned_names(file):
                 return True
             continue
         if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and _field_default_is(file, value.attr, default):
@@ -1062,6 +1065,19 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
         if not _literal_is(value, default):
             return True
     return False
+
+
+def _assigned_names(file: FileIndex) -> frozenset[str]:
+    """The plain names some statement of ``file`` computes by a test or arithmetic (`is_sparse = (i %
+    sparse_step == 1) if sparse_step > 0 else False`; not `dropout = config.dropout`), read once per file."""
+    names = getattr(file, "_assigned_name_set", None)
+    if names is None:
+        tree = file.python_tree()
+        names = file._assigned_name_set = frozenset(
+            t.id for n in (ast.walk(tree) if tree is not None else ()) if isinstance(n, ast.Assign)
+            and isinstance(n.value, (ast.Compare, ast.BoolOp, ast.IfExp, ast.BinOp, ast.UnaryOp))
+            for t in n.targets if isinstance(t, ast.Name))
+    return names
 
 
 def _field_default_is(file: FileIndex, name: str, default: object) -> bool:

@@ -318,3 +318,19 @@ def test_a_setting_a_builder_computes_is_passed_otherwise():
     assert code_facts._passed_otherwise(FileIndex("m.py", cst.parse_module(src), text=src), "is_sparse", False)
     handed = src.replace("is_sparse = (i % sparse_step == 1) if sparse_step > 0 else False", "pass")
     assert not code_facts._passed_otherwise(FileIndex("m.py", cst.parse_module(handed), text=handed), "is_sparse", False)
+
+
+def test_a_data_parallel_wrapper_is_no_export_root():
+    src = """
+    class DataParallelNet(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = nn.DataParallel(net)
+
+        def forward(self, obs):
+            if not isinstance(obs, torch.Tensor):
+                obs = torch.as_tensor(obs, dtype=torch.float32)
+            return self.net(obs=obs.cuda())
+    """
+    assert codes(src) == set()  # tianshou's multi-GPU wrapper: users export the wrapped network
+    assert codes(src.replace("DataParallelNet", "CudaNet")) == {(10, "EXL051")}

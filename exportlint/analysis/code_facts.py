@@ -1926,7 +1926,8 @@ _METRIC_FILE = re.compile(r"(^|_)metrics?(_|\.py$)")  # `metrics.py`, `seg_metri
 
 # GAN discriminators (vocos' `MultiPeriodDiscriminator` / `DiscriminatorP`, StyleGAN's `DiscriminatorBlock`) and
 # weight-EMA keepers (latent diffusion's `LitEma`, timm's `ModelEma`): training code beside the model
-_TRAINING_NAME = re.compile(r"Discriminator|^(Lit|Model)?E[Mm][Aa](V\d+)?$|EMAModel$|ExponentialMovingAverage")
+# ... and multi-GPU wrappers (`DataParallelNet`, PyG's `DataParallel`): they scatter a batch over devices
+_TRAINING_NAME = re.compile(r"Discriminator|^(Lit|Model)?E[Mm][Aa](V\d+)?$|EMAModel$|ExponentialMovingAverage|DataParallel")
 
 
 _TRAINING_DIRS = {"train", "training", "trainer", "trainers"}
@@ -1949,7 +1950,8 @@ def _in_training_package(path: str) -> bool:
 
 
 def is_training_only(cls: ClassInfo) -> bool:
-    """Losses, criteria, matchers, assigners, evaluation metrics, GAN discriminators and weight EMAs
+    """Losses, criteria, matchers, assigners, evaluation metrics, GAN discriminators, weight EMAs and
+    multi-GPU wrappers
     (also any Module of a `loss` / `losses` / `metrics` package or a `*loss*.py` / `*metric*.py` /
     `discriminator(s).py` file): training and evaluation code, never exported."""
     parts = os.path.normpath(cls.file.path).split(os.sep)

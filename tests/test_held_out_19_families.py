@@ -295,6 +295,17 @@ def test_a_part_only_a_non_default_setting_builds_runs_under_that_setting():
     assert loop and loop[0].severity.value == "info" and "non-default `rec_dropout` (default 0)" in loop[0].hint
     default_built = src.replace("if rec_dropout > 0:", "if rec_dropout >= 0:")
     assert [d.severity.value for d in lint(default_built) if d.code == "EXL022"] == ["warning"]
+    # a builder in the file that turns it on: no default path to name
+    built_on = src + """
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = PackedLSTM(8, rec_dropout=0.33)
+
+        def forward(self, x):
+            return self.rnn(x)
+    """
+    assert [d.severity.value for d in lint(built_on) if d.code == "EXL022"] == ["warning"]
 
 
 

@@ -17,6 +17,7 @@ from exportlint.analysis.code_facts import (
     constructor_default,
     describe_setting,
     gating_setting,
+    handed_otherwise,
     literal,
     named_params,
     names_a_tensor,
@@ -466,7 +467,10 @@ def _submodule_classes(file: FileIndex, classes: "dict[int, ClassInfo] | None" =
 def _arm_gates(test: cst.BaseExpression, cls: ClassInfo) -> tuple[str | None, str | None]:
     """The non-default setting each arm of an `__init__` test needs (its description), or None."""
     def setting(e: cst.BaseExpression) -> "tuple[str, object] | None":
-        return _setting_default(e, cls)
+        found = _setting_default(e, cls)
+        if found is not None and isinstance(e, cst.Name) and handed_otherwise(cls, *found):
+            return None  # `is_sparse` a builder computes (`i % sparse_step == 1`): no default path to name
+        return found
 
     found = gating_setting(test, setting), gating_setting(test, setting, negated=True)
     return tuple(describe_setting(*f) if f is not None else None for f in found)  # type: ignore[return-value]

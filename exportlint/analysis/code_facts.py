@@ -1041,6 +1041,12 @@ def _line_up(body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]", py_body: list[
 _KEYWORDS: dict[int, tuple[ast.Module, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
 
 
+def handed_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
+    """Does some call of ``cls``'s file pass ``param`` another value than ``default``, by keyword or when
+    building ``cls``?"""
+    return _passed_otherwise(cls.file, param, default) or _built_otherwise(cls, param, default)
+
+
 def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     """Does a call in ``file`` pass ``param=`` something other than ``default`` (Canine builds its
     char encoder with `CanineLayer(..., local=True)`)?  True when the file's text is not at hand.

@@ -76,6 +76,10 @@ class _Dispatcher:
                       if len(opened) <= len(regions) and all(a is b for a, b in zip(opened, regions))]
         return self.stops[0][1] if self.stops else None
 
+    def python_read(self, prov: tuple) -> None:
+        """The dataflow saw Python use a number read from a tensor beyond any finding (`[1] * n`)."""
+        self.read_in_python.update(id(s.node) for s in prov if s.source)
+
     def __call__(self, event: Event, file: FileIndex, frame: Frame) -> None:
         rules = self.by_event.get(type(event))
         if not rules or (self.interp is not None and self.interp.augmenting is not None):

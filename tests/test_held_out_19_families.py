@@ -345,3 +345,17 @@ def test_a_data_parallel_wrapper_is_no_export_root():
     """
     assert codes(src) == set()  # tianshou's multi-GPU wrapper: users export the wrapped network
     assert codes(src.replace("DataParallelNet", "CudaNet")) == {(10, "EXL051")}
+
+
+def test_a_number_that_sizes_a_python_list_is_read_in_python():
+    src = """
+    class Chunks(nn.Module):
+        def forward(self, x, batch_sizes):
+            batch_size = batch_sizes[0].item()
+            return torch.cat(x.split([1] * batch_size))
+    """
+    # measured: `[1] * u0` fails torch.export (GuardOnDataDependentSymNode): not a number only tensor ops use
+    (item,) = lint(src)
+    assert item.code == "EXL001" and item.severity.value == "warning"
+    (only_tensor_ops,) = lint(src.replace("x.split([1] * batch_size)", "x[:batch_size], x[batch_size:]"))
+    assert only_tensor_ops.severity.value == "info"

@@ -1040,7 +1040,13 @@ class Interpreter(Calls):
                 items = left.items + right.items if right.items is not None else None  # type: ignore[operator]
                 return joined.with_(tags=joined.tags | {f"lead_fixed:{lead}"}, items=items)
             if isinstance(node.operator, cst.Multiply) and isinstance(node.left if SEQ in left.kinds else node.right, (cst.List, cst.Tuple)):
-                seq = left if SEQ in left.kinds else right
+                seq, count = (left, right) if SEQ in left.kinds else (right, left)
+                if count.is_dds and not count.is_tensor:
+                    # `[1] * batch_size` with a number read from a tensor: Python builds a list that long (the
+                    # read is not one only tensor ops use: engine, EXL001's severity)
+                    read = getattr(self.sink, "python_read", None)
+                    if read is not None:
+                        read(count.prov)
                 return seq_of(element_of(seq), *(seq.tags & {"shape_seq"}), prov=seq.prov)  # `[v] * n`: n copies of v
         tags = frozenset()
         if isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and (left.has("bool") or right.has("bool")):

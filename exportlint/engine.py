@@ -77,7 +77,8 @@ class _Dispatcher:
         return self.stops[0][1] if self.stops else None
 
     def python_read(self, prov: tuple) -> None:
-        """The dataflow saw Python use a number read from a tensor beyond any finding (`[1] * n`)."""
+        """Python uses the numbers read from tensors in ``prov`` (a finding about them, or the dataflow's
+        `[1] * n`)."""
         self.read_in_python.update(id(s.node) for s in prov if s.source)
 
     def __call__(self, event: Event, file: FileIndex, frame: Frame) -> None:
@@ -91,7 +92,7 @@ class _Dispatcher:
             for finding in rule.check(event, ctx):
                 finding.top = top_statement(frame)
                 if finding.code not in _NOT_A_READ:
-                    self.read_in_python.update(id(s.node) for s in finding.prov if s.source)
+                    self.python_read(finding.prov)
                 # before a skipped path lowers it: a failure there still stops what follows on that path
                 raw = finding.severity or CATALOGUE[finding.code].severity(self.target)
                 # Code a model's export path skips (see Frame.bypass / Frame.gate): info, saying why

@@ -130,6 +130,11 @@ def mapping_annotation(text: str) -> Val | None:
     return seq_of(kind(TENSOR, "maybe_tuple")) if "Tensor" in text else seq_of(UNKNOWN)
 
 
+def _sequence_head(head: str) -> bool:
+    """`list`, `Tuple`, `typing.Sequence`: an annotation's head naming a Python sequence."""
+    return head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple"))
+
+
 def container_annotation(text: str) -> Val | None:
     """What an annotation (its text, spaces removed) of a Python container holds: a mapping (see
     `mapping_annotation`), a list or tuple of tensors, of dicts of tensors, or of other values
@@ -138,7 +143,7 @@ def container_annotation(text: str) -> Val | None:
     if mapping is not None:
         return mapping
     head = text.split("[", 1)[0]
-    if not (head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple"))):
+    if not _sequence_head(head):
         return None
     inner = text[len(head) + 1 : -1] if "[" in text else ""
     if inner.split("[", 1)[0] in ("Dict", "dict", "Mapping", "typing.Dict"):
@@ -156,7 +161,7 @@ def _annotated(p: cst.Param, value: Val, ref: FuncRef) -> Val:
     if value.kinds or p.annotation is None:
         return value
     head = ref.file.code(p.annotation.annotation).replace(" ", "").split("[", 1)[0]
-    return seq_of(UNKNOWN) if head in SEQ_ANNOTATIONS or head.endswith((".List", ".Sequence", ".Tuple")) else value
+    return seq_of(UNKNOWN) if _sequence_head(head) else value
 
 
 def _default_value(p: cst.Param, interp: Interpreter | None = None) -> Val:

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from exportlint.analysis.frames import Frame
 
 
+def file_fact(file: "FileIndex", name: str, compute: Callable[["FileIndex"], Any]) -> Any:
+    """A fact of the whole ``file`` (``name``), computed once and kept with the file's index."""
+    if name not in file.facts:
+        file.facts[name] = compute(file)
+    return file.facts[name]
+
+
 class NodeMemo:
     """Results keyed by a syntax node's identity, bounded: an id can be reused once a tree is freed,
     and the language server lints for hours."""
@@ -1038,7 +1045,7 @@ def _line_up(body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]", py_body: list[
     return list(zip(py_body, owner)) if len(owner) == len(py_body) else None
 
 
-_KEYWORDS: dict[int, tuple[ast.Module, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]]]] = {}
+_KEYWORDS: dict[int, tuple[ast.Module, dict[str, list[ast.expr]], dict[str, list["ast.expr | None"]], frozenset[str]]] = {}
 
 
 def handed_otherwise(cls: "ClassInfo", param: str, default: object) -> bool:
@@ -1061,7 +1068,7 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
             # computes it (SwitchTransformers' `is_sparse = (i % sparse_step == 1 ...)` then `is_sparse=is_sparse`)
             if any(d is None or not _literal_is(d, default) for d in hit[2].get(param, ())):
                 return True
-            if isinstance(value, ast.Name) and value.id in _assigned_names(file):
+            if isinstance(value, ast.Name) and value.id in hit[3]:
                 return True
             continue
         if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and _field_default_is(file, value.attr, default):
@@ -1073,19 +1080,6 @@ def _passed_otherwise(file: FileIndex, param: str, default: object) -> bool:
     return False
 
 
-def _assigned_names(file: FileIndex) -> frozenset[str]:
-    """The plain names some statement of ``file`` computes by a test or arithmetic (`is_sparse = (i %
-    sparse_step == 1) if sparse_step > 0 else False`; not `dropout = config.dropout`), read once per file."""
-    names = getattr(file, "_assigned_name_set", None)
-    if names is None:
-        tree = file.python_tree()
-        names = file._assigned_name_set = frozenset(
-            t.id for n in (ast.walk(tree) if tree is not None else ()) if isinstance(n, ast.Assign)
-            and isinstance(n.value, (ast.Compare, ast.BoolOp, ast.IfExp, ast.BinOp, ast.UnaryOp))
-            for t in n.targets if isinstance(t, ast.Name))
-    return names
-
-
 def _field_default_is(file: FileIndex, name: str, default: object) -> bool:
     """Is ``name`` declared in ``file`` (a configuration field, a parameter) only ever with ``default``?"""
     hit = _file_keywords(file)
@@ -1093,9 +1087,11 @@ def _field_default_is(file: FileIndex, name: str, default: object) -> bool:
     return bool(declared) and all(d is not None and _literal_is(d, default) for d in declared)  # type: ignore[union-attr]
 
 
-def _file_keywords(file: FileIndex) -> "tuple[ast.AST, dict[str, list[ast.expr]], dict[str, list[ast.expr | None]]] | None":
-    """The keyword arguments of every call in ``file`` and the defaults every function and class field
-    declares, by name (None when the file's text is not at hand)."""
+def _file_keywords(file: FileIndex) -> "tuple[ast.AST, dict[str, list[ast.expr]], dict[str, list[ast.expr | None]], frozenset[str]] | None":
+    """The keyword arguments of every call in ``file``, the defaults every function and class field
+    declares, by name, and the plain names some statement computes by a test or arithmetic (`is_sparse =
+    (i % sparse_step == 1) if sparse_step > 0 else False`; not `dropout = config.dropout`); None when the
+    file's text is not at hand."""
     tree = file.python_tree()
     if tree is None:
         return None
@@ -1103,8 +1099,11 @@ def _file_keywords(file: FileIndex) -> "tuple[ast.AST, dict[str, list[ast.expr]]
     if hit is None or hit[0] is not tree:
         found: dict[str, list[ast.expr]] = {}
         defaults: dict[str, list[ast.expr | None]] = {}
+        computed: set[str] = set()
         for n in ast.walk(tree):
-            if isinstance(n, ast.Call):
+            if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Compare, ast.BoolOp, ast.IfExp, ast.BinOp, ast.UnaryOp)):
+                computed.update(t.id for t in n.targets if isinstance(t, ast.Name))
+            elif isinstance(n, ast.Call):
                 for k in n.keywords:
                     if k.arg is not None:
                         found.setdefault(k.arg, []).append(k.value)
@@ -1120,7 +1119,7 @@ def _file_keywords(file: FileIndex) -> "tuple[ast.AST, dict[str, list[ast.expr]]
                         defaults.setdefault(field.target.id, []).append(field.value)
         if len(_KEYWORDS) > 64:
             _KEYWORDS.clear()
-        hit = _KEYWORDS[id(file)] = (tree, found, defaults)
+        hit = _KEYWORDS[id(file)] = (tree, found, defaults, frozenset(computed))
     return hit
 
 
@@ -1498,7 +1497,7 @@ def takes_a_python_object(cls: ClassInfo) -> bool:
     params = list(fn.params.posonly_params) + list(fn.params.params)
     words = _plain_calls(defining.file)
     may_call = words is None or any(p.name.value in words for p in params[1:] if p.default is None)
-    called = _called_names(fn, defining.file) if may_call else set()
+    called = _called_names(fn) if may_call else set()
     for p in params[1:]:
         if p.default is None and p.name.value in called:
             return True  # a function to call (a diffusion sampler's `forward(self, noise, fn, sigmas, num_steps)`)
@@ -1540,14 +1539,12 @@ def calls_collectives(fn: cst.CSTNode, file: "FileIndex") -> bool:
     says nothing of the rest.  Read once per file with Python's parser (the `def` lines of such functions)."""
     if not isinstance(fn, cst.FunctionDef):
         return False  # a lambda's body is one expression
-    defs = getattr(file, "_collective_defs", None)
-    if defs is None:
-        defs = file._collective_defs = _collective_defs(file)
+    defs = file_fact(file, "collective_defs", _collective_defs)
     return bool(defs) and file.start(fn.name)[0] in defs
 
 
 def _collective_defs(file: "FileIndex") -> frozenset[int]:
-    text = getattr(file, "_text", None)
+    text = file._text
     if text is not None and ("distributed" not in text or not _COLLECTIVE_CALL.search(text)):
         return frozenset()  # no collective called anywhere in the file
     tree = file.python_tree()
@@ -1581,27 +1578,12 @@ _PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\((?!`)")  # not a docstring'
 
 def _plain_calls(file: "FileIndex") -> "frozenset[str] | None":
     """Every name the file's text calls as a plain name (`fn(`), read once per file; None without the text."""
-    words = getattr(file, "_plain_call_words", None)
-    if words is None:
-        text = getattr(file, "_text", None)
-        if text is None:
-            return None
-        words = file._plain_call_words = frozenset(_PLAIN_CALL.findall(text))
-    return words
+    return file_fact(file, "plain_calls", lambda f: None if f._text is None else frozenset(_PLAIN_CALL.findall(f._text)))
 
 
-def _called_names(fn: cst.FunctionDef, file: "FileIndex") -> set[str]:
-    """The plain names ``fn``'s body calls (`fn(x, sigma=s)`), read with Python's parser where it can."""
-    defs = getattr(file, "_defs_by_signature", None)
-    if defs is None:
-        tree = file.python_tree()
-        defs = file._defs_by_signature = {}
-        for n in ast.walk(tree) if tree is not None else ():
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.setdefault((n.name, tuple(a.arg for a in n.args.posonlyargs + n.args.args)), []).append(n)
-    same = defs.get((fn.name.value, tuple(p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params))), [])
-    if len(same) == 1:  # one `def` of that name and signature in the file: no positions needed
-        return {c.func.id for c in ast.walk(same[0]) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+def _called_names(fn: cst.FunctionDef) -> set[str]:
+    """The plain names ``fn``'s body calls (`fn(x, sigma=s)`); visited only when the file's text calls one of
+    the names asked about (`_plain_calls`)."""
     names: set[str] = set()
 
     class V(cst.CSTVisitor):

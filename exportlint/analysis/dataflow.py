@@ -168,7 +168,6 @@ class Interpreter(Calls):
         # Depth of the function being analysed that turned a random draw into a Python value (see
         # drew_random): its code from there on, and what it calls, is training-time augmentation
         self.augmenting: int | None = None
-        self._collective: dict[int, bool] = {}  # per function: does it call a torch.distributed collective
 
     # ================================================================ entry points
     def run(self, entries: "list[ClassInfo] | None" = None) -> None:
@@ -236,10 +235,7 @@ class Interpreter(Calls):
         self.budget -= 1
         self.active.add(key)
         self.depth += 1
-        collective = self._collective.get(id(ref.node))
-        if collective is None:
-            collective = self._collective[id(ref.node)] = calls_collectives(ref.node, ref.file)
-        if self.augmenting is None and collective:
+        if self.augmenting is None and calls_collectives(ref.node, ref.file):
             self.augmenting = self.depth  # distributed-training code: nothing here or below is reported
         caller_assigning, self.assigning = self.assigning, []  # the callee's own statements
         try:

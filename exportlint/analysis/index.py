@@ -482,6 +482,8 @@ class FileIndex:
         self.module = module
         self.project = project
         self._text = text
+        # Facts of the whole file, each computed once from its text or Python tree (code_facts.file_fact)
+        self.facts: dict[str, Any] = {}
         self._tops: dict[int, cst.CSTNode] | None = None  # id(def in a top-level statement) -> it
         self._top_lines: dict[int, int] | None = None  # id(top-level def) -> its first line
         self._top_positions: dict[int, "Positions"] = {}
